@@ -1,0 +1,80 @@
+# hark — build, test, install.  `make test` installs its own Debian packages.
+PREFIX ?= /usr/local
+CC ?= cc
+PKGS = fftw3f sndfile openblas libcjson soxr zlib
+DEB_PKGS = build-essential pkg-config libfftw3-dev libsndfile1-dev libopenblas-dev \
+           libcjson-dev libsoxr-dev zlib1g-dev
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+WARN = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = $(WARN) $(CFLAGS) -fPIC -Iinclude -Isrc $(PKG_CFLAGS)
+SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDLIBS = $(PKG_LIBS) -lm -lpthread
+
+LIB_SRC = $(filter-out src/cli%.c,$(wildcard src/*.c))
+CLI_SRC = $(wildcard src/cli*.c)
+TEST_SRC = $(wildcard tests/test_*.c)
+B = build
+
+LIB_OBJ = $(LIB_SRC:src/%.c=$(B)/obj/%.o)
+CLI_OBJ = $(CLI_SRC:src/%.c=$(B)/obj/%.o)
+SAN_LIB_OBJ = $(LIB_SRC:src/%.c=$(B)/san/obj/%.o)
+SAN_CLI_OBJ = $(CLI_SRC:src/%.c=$(B)/san/obj/%.o)
+TESTS = $(TEST_SRC:tests/%.c=$(B)/tests/%)
+SAN_TESTS = $(TEST_SRC:tests/%.c=$(B)/san/tests/%)
+HDRS = $(wildcard include/*.h src/*.h tests/*.h)
+
+.PHONY: all deps test test-fast demo install clean check-deps
+all: $(B)/hark $(B)/libhark.a $(B)/libhark.so
+
+$(B)/obj/%.o: src/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(B)/san/obj/%.o: src/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(SAN_FLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -c $< -o $@
+
+$(B)/libhark.a: $(LIB_OBJ)
+	ar rcs $@ $^
+$(B)/libhark.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDLIBS)
+$(B)/hark: $(CLI_OBJ) $(B)/libhark.a
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(B)/libhark.a $(LDLIBS)
+$(B)/san/hark: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/%: tests/%.c $(B)/libhark.a $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libhark.a $(LDLIBS)
+$(B)/san/tests/%: tests/%.c $(SAN_LIB_OBJ) $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(SAN_FLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -o $@ $< $(SAN_LIB_OBJ) $(LDLIBS)
+
+# Installs the Debian packages the build needs, when any is missing.
+deps:
+	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
+
+# Runs after deps so that pkg-config flags are read with the packages present.
+test: deps
+	@$(MAKE) --no-print-directory test-fast
+
+test-fast: all $(TESTS) $(B)/san/hark $(SAN_TESTS)
+	@bash tests/run.sh
+
+demo: all
+	@for f in samples/*.wav; do echo "== $$f"; ./$(B)/hark "$$f" || exit 1; done
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/hark
+	install -m 755 $(B)/hark $(DESTDIR)$(PREFIX)/bin/hark
+	install -m 644 $(B)/libhark.a $(B)/libhark.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/hark.h $(DESTDIR)$(PREFIX)/include/hark.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@PKGS@|$(PKGS)|' hark.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hark.pc
+	if [ -d models ]; then cp -r models/. $(DESTDIR)$(PREFIX)/share/hark/; fi
+
+clean:
+	rm -rf $(B)

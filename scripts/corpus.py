@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""Build hark's English sentence corpus from Debian-packaged text.
+
+Sources (Debian packages; install with
+  apt-get install fortunes fortunes-min wamerican):
+  - /usr/share/games/fortunes/*  (fortune cookies, quotations)
+  - short package descriptions from `apt-cache dumpavail` (optional, --descriptions)
+Every word must be in /usr/share/dict/american-english (wamerican), so the
+synthesizers can say it and the text has no codes, numbers or URLs.
+
+Normalisation: ASCII only; quotes, brackets, dashes and "; :" turned into
+plain text or commas; whitespace collapsed; first letter capitalised;
+punctuation kept to . , ? ! and the apostrophe; 3..20 words; deduplicated on
+the lower-cased word sequence.  The split is by a salted hash of that key, so
+it is fixed (no RNG state) and stable when sources grow:
+  ~2 % validation, ~2 % test, the rest train.
+
+Usage: scripts/corpus.py [--out corpus] [--descriptions]
+Writes corpus/train.txt, corpus/valid.txt, corpus/test.txt (one sentence a line).
+"""
+import argparse
+import glob
+import hashlib
+import os
+import re
+import subprocess
+import unicodedata
+
+FORTUNE_DIR = "/usr/share/games/fortunes"
+DICT = "/usr/share/dict/american-english"
+SALT = b"hark-corpus-v1"
+
+TRANS = {
+    "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "`": "'",
+    "\u2013": " - ", "\u2014": " - ", "\u2026": "...", "\u00a0": " ",
+}
+
+
+def load_dict():
+    words = set()
+    with open(DICT, encoding="utf-8", errors="ignore") as f:
+        for w in f:
+            w = w.strip()
+            if w.isascii():
+                words.add(w.lower())
+    return words
+
+
+def fortune_texts():
+    for path in sorted(glob.glob(os.path.join(FORTUNE_DIR, "*"))):
+        if "." in os.path.basename(path) or os.path.isdir(path) or os.path.islink(path):
+            continue
+        with open(path, encoding="utf-8", errors="ignore") as f:
+            data = f.read()
+        for chunk in re.split(r"\n%\n", data):
+            lines = []
+            for line in chunk.split("\n"):
+                # attributions, headers, and indented verse/code
+                if re.match(r"^\s*(--|-- |\u2014)", line) or line.startswith("\t\t"):
+                    break
+                lines.append(line.strip())
+            yield " ".join(lines)
+
+
+def description_texts():
+    try:
+        out = subprocess.run(["apt-cache", "dumpavail"], capture_output=True, text=True,
+                             errors="ignore").stdout
+    except OSError:
+        return
+    for line in out.split("\n"):
+        if line.startswith("Description: "):
+            yield line[len("Description: "):]
+
+
+def split_sentences(text):
+    text = unicodedata.normalize("NFKC", text)
+    for a, b in TRANS.items():
+        text = text.replace(a, b)
+    text = re.sub(r"\s+", " ", text)
+    # sentence ends: . ! ? followed by space + capital/quote
+    parts = re.split(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z])", text)
+    return parts
+
+
+def normalise(s, words):
+    s = s.strip()
+    s = re.sub(r"[\"()\[\]{}*_]", "", s)
+    s = re.sub(r"\s+-+\s+|--+", ", ", s)
+    s = re.sub(r"[;:]", ",", s)
+    s = re.sub(r"(?<=\w)-(?=\w)", " ", s)   # hyphenated words: spoken as two
+    s = re.sub(r"\.\.\.+", ",", s)
+    s = re.sub(r"([!?.])[!?.]+", r"\1", s)
+    s = re.sub(r"\s+([,.!?])", r"\1", s)
+    s = re.sub(r",+", ",", s)
+    s = re.sub(r"\s+", " ", s).strip(" ,'")
+    if not s or not s.isascii():
+        return None
+    if not re.fullmatch(r"[A-Za-z][A-Za-z ,.!?']*", s):
+        return None
+    if s[-1] not in ".!?":
+        s += "."
+    toks = re.findall(r"[A-Za-z']+", s)
+    if not 3 <= len(toks) <= 20:
+        return None
+    for t in toks:
+        t0 = t.strip("'").lower()
+        if not t0 or (t0 not in words and not (t0.endswith("'s") and t0[:-2] in words)):
+            return None
+        if t.isupper() and len(t) > 1 and t0 not in ("i", "a", "ok"):
+            return None   # SHOUTED words, acronyms
+    if re.search(r"[.!?].", s):       # still more than one sentence
+        return None
+    s = s[0].upper() + s[1:]
+    return s
+
+
+def key(s):
+    return " ".join(re.findall(r"[a-z']+", s.lower()))
+
+
+def split_of(k):
+    h = int.from_bytes(hashlib.sha256(SALT + k.encode()).digest()[:4], "little") % 1000
+    return "valid" if h < 20 else "test" if h < 40 else "train"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "corpus"))
+    ap.add_argument("--descriptions", action="store_true",
+                    help="also use short package descriptions (apt-cache dumpavail)")
+    args = ap.parse_args()
+    words = load_dict()
+    seen, out = set(), {"train": [], "valid": [], "test": []}
+    sources = [fortune_texts()] + ([description_texts()] if args.descriptions else [])
+    for src in sources:
+        for text in src:
+            for s in split_sentences(text):
+                s = normalise(s, words)
+                if s is None:
+                    continue
+                k = key(s)
+                if k in seen:
+                    continue
+                seen.add(k)
+                out[split_of(k)].append(s)
+    os.makedirs(args.out, exist_ok=True)
+    for name, lines in out.items():
+        lines.sort(key=lambda s: hashlib.sha256(SALT + s.encode()).hexdigest())
+        with open(os.path.join(args.out, name + ".txt"), "w") as f:
+            f.write("".join(l + "\n" for l in lines))
+        print(name, len(lines))
+
+
+if __name__ == "__main__":
+    main()

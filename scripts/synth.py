@@ -1,0 +1,279 @@
+#!/usr/bin/python3
+"""Synthesize hark's training / evaluation speech from the corpus.
+
+Voices (all from Debian packages: espeak-ng, flite, festival + festvox-kallpc16k):
+  espeak-ng  8 English accents x ~95 voice variants, rate 120..220 wpm, pitch 20..80
+  flite      kal16, awb, slt, kal (8 kHz), rms   (recorded human speakers, CMU)
+  festival   kal_diphone
+HELD-OUT voice: flite "rms" is never used for training; it is the generalisation
+test (--voices heldout).
+
+Synthesis-time augmentation (sox): tempo 0.85..1.15, speed 0.92..1.08, reverb,
+telephone band-limit (300-3400 Hz), random peak level.  Training-time
+augmentation (noise at 10..40 dB SNR, gain) is in augment() and used by train.py.
+
+Output: shards data/cache/<name>/shard-XXXXX.npz holding
+  audio   int16, all clips concatenated (16 kHz, silence trimmed to ~60 ms margins)
+  offsets int64 [n+1]
+  text    str [n], voice str [n]
+Each shard is deterministic in (seed, shard index).
+
+Usage:
+  scripts/synth.py build --split train --out data/cache/train --first 0 --count 20
+  scripts/synth.py build --split valid --voices train --out data/cache/valid --count 1 --per-shard 300
+  scripts/synth.py build --split test --voices heldout --out data/cache/test-rms --count 1 --per-shard 300
+  scripts/synth.py say "Some text." --voice espeak:en-us+f3:160:50 --wav out.wav
+"""
+import argparse
+import io
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import wave
+
+import numpy as np
+
+SR = 16000
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+ESPEAK_ACCENTS = ["en-us", "en-gb", "en-gb-scotland", "en-gb-x-gbclan", "en-gb-x-rp",
+                  "en-gb-x-gbcwmd", "en-029", "en-us-nyc"]
+# whispered / deliberately distorted variants are left out
+ESPEAK_SKIP = {"whisper", "whisperf", "Demonic", "croak", "UniRobot", "anikaRobot"}
+FLITE_TRAIN = ["kal16", "awb", "slt", "kal"]
+HELDOUT = ["flite:rms"]
+
+
+def espeak_variants():
+    out = subprocess.run(["espeak-ng", "--voices=variant"], capture_output=True,
+                         text=True).stdout.split("\n")[1:]
+    names = []
+    for line in out:
+        f = line.split()
+        if len(f) >= 5 and f[4].startswith("!v/"):
+            v = f[4][3:]
+            if v not in ESPEAK_SKIP:
+                names.append(v)
+    return sorted(set(names))
+
+
+def read_wav_bytes(data):
+    with wave.open(io.BytesIO(data)) as w:
+        sr, n, ch, sw = w.getframerate(), w.getnframes(), w.getnchannels(), w.getsampwidth()
+        raw = w.readframes(n)
+    if n == 0 or len(raw) == 0:
+        # espeak --stdout writes a header with unknown length
+        raw = data[44:]
+    a = np.frombuffer(raw[:len(raw) // 2 * 2], dtype="<i2").astype(np.float32) / 32768.0
+    if ch > 1:
+        a = a.reshape(-1, ch).mean(1)
+    return a, sr
+
+
+def sox_process(wav_bytes, effects):
+    """wav bytes -> 16 kHz float32 via sox with the given effect list."""
+    cmd = ["sox", "-q", "-t", "wav", "-", "-t", "raw", "-r", str(SR), "-e", "signed",
+           "-b", "16", "-c", "1", "-"] + effects
+    p = subprocess.run(cmd, input=wav_bytes, capture_output=True)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.decode(errors="ignore"))
+    return np.frombuffer(p.stdout, dtype="<i2").astype(np.float32) / 32768.0
+
+
+def random_effects(rng):
+    eff = []
+    r = rng.random()
+    if r < 0.35:
+        eff += ["tempo", "-s", "%.3f" % rng.uniform(0.85, 1.15)]
+    elif r < 0.55:
+        eff += ["speed", "%.3f" % rng.uniform(0.92, 1.08)]
+    if rng.random() < 0.15:
+        eff += ["reverb", "%d" % rng.randint(10, 60), "50", "%d" % rng.randint(20, 100)]
+    if rng.random() < 0.08:
+        eff += ["sinc", "300-3400"]
+    eff += ["rate", str(SR), "norm", "%.1f" % rng.uniform(-12, -1)]
+    return eff
+
+
+def synth_raw(voice, text, rng):
+    """Return wav bytes for voice spec 'engine:name[:rate:pitch]'."""
+    eng, name = voice.split(":")[:2]
+    if eng == "espeak":
+        acc_var = name
+        rate = rng.randint(120, 220)
+        pitch = rng.randint(20, 80)
+        return subprocess.run(["espeak-ng", "-v", acc_var, "-s", str(rate), "-p", str(pitch),
+                               "--stdout", text], capture_output=True).stdout
+    if eng == "flite":
+        with tempfile.NamedTemporaryFile(suffix=".wav", dir="/dev/shm") as tf:
+            cmd = ["flite", "-voice", name, "--setf",
+                   "duration_stretch=%.2f" % rng.uniform(0.85, 1.2), "-t", text, "-o", tf.name]
+            subprocess.run(cmd, capture_output=True)
+            return open(tf.name, "rb").read()
+    raise ValueError(voice)
+
+
+def festival_batch(texts):
+    """Synthesize several texts with one festival process; returns wav bytes list."""
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as d:
+        scm = []
+        for i, t in enumerate(texts):
+            t = t.replace("\\", " ").replace('"', " ")
+            scm.append('(set! u (utt.synth (Utterance Text "%s")))\n'
+                       '(utt.save.wave u "%s/%d.wav" \'riff)\n' % (t, d, i))
+        path = os.path.join(d, "s.scm")
+        with open(path, "w") as f:
+            f.write("".join(scm))
+        subprocess.run(["festival", "-b", path], capture_output=True)
+        out = []
+        for i in range(len(texts)):
+            p = os.path.join(d, "%d.wav" % i)
+            out.append(open(p, "rb").read() if os.path.exists(p) else b"")
+        return out
+
+
+def trim(a, margin=0.06, db=-40.0):
+    """Cut leading/trailing silence, keeping `margin` seconds."""
+    if len(a) == 0:
+        return a
+    fr = 160
+    n = len(a) // fr
+    if n == 0:
+        return a
+    e = (a[:n * fr].reshape(n, fr) ** 2).mean(1)
+    thr = e.max() * 10 ** (db / 10)
+    act = np.nonzero(e > thr)[0]
+    if len(act) == 0:
+        return a[:0]
+    m = int(margin * SR)
+    s = max(0, act[0] * fr - m)
+    t = min(len(a), (act[-1] + 1) * fr + m)
+    return a[s:t]
+
+
+def voice_pool(which):
+    if which == "heldout":
+        return list(HELDOUT)
+    variants = espeak_variants()
+    pool = []
+    for acc in ESPEAK_ACCENTS:
+        pool.append(("espeak:%s" % acc, 1.0))
+        for v in variants:
+            pool.append(("espeak:%s+%s" % (acc, v), 1.0))
+    n_esp = len(pool)
+    # weights: espeak 60 %, flite 30 %, festival 10 %
+    pool = [(v, 0.60 / n_esp) for v, _ in pool]
+    pool += [("flite:%s" % v, 0.30 / len(FLITE_TRAIN)) for v in FLITE_TRAIN]
+    pool += [("festival:kal_diphone", 0.10)]
+    return pool
+
+
+def load_split(split):
+    with open(os.path.join(ROOT, "corpus", split + ".txt")) as f:
+        return [l.rstrip("\n") for l in f if l.strip()]
+
+
+def build_shard(sentences, pool, rng, n, max_sec):
+    names = [v for v, _ in pool]
+    weights = [w for _, w in pool]
+    jobs = []
+    for _ in range(n):
+        jobs.append((rng.choices(names, weights)[0], rng.choice(sentences)))
+    fest_idx = [i for i, (v, _) in enumerate(jobs) if v.startswith("festival:")]
+    fest_wavs = dict(zip(fest_idx, festival_batch([jobs[i][1] for i in fest_idx]))) \
+        if fest_idx else {}
+    audios, texts, voices = [], [], []
+    for i, (voice, text) in enumerate(jobs):
+        raw = fest_wavs[i] if i in fest_wavs else synth_raw(voice, text, rng)
+        if len(raw) < 100:
+            continue
+        try:
+            a = sox_process(raw, random_effects(rng))
+        except RuntimeError:
+            continue
+        a = trim(a)
+        if len(a) < 0.3 * SR or len(a) > max_sec * SR:
+            continue
+        audios.append(np.clip(np.round(a * 32767), -32768, 32767).astype(np.int16))
+        texts.append(text)
+        voices.append(voice)
+    offsets = np.zeros(len(audios) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(a) for a in audios])
+    return dict(audio=np.concatenate(audios) if audios else np.zeros(0, np.int16),
+                offsets=offsets, text=np.array(texts), voice=np.array(voices))
+
+
+def load_shard(path):
+    z = np.load(path)
+    return {"audio": z["audio"], "offsets": z["offsets"], "text": list(z["text"]),
+            "voice": list(z["voice"])}
+
+
+def augment(a, rng):
+    """Training-time augmentation on float32 16 kHz audio (numpy RandomState rng)."""
+    a = a.astype(np.float32)
+    if rng.rand() < 0.6:
+        snr = rng.uniform(10, 40)
+        p = float((a ** 2).mean()) + 1e-10
+        kind = rng.rand()
+        noise = rng.randn(len(a)).astype(np.float32)
+        if kind < 0.4:      # pink-ish: integrate white noise a little
+            noise = np.cumsum(noise) * 0.05
+            noise -= np.convolve(noise, np.ones(200) / 200, mode="same")
+        noise *= np.sqrt(p / (float((noise ** 2).mean()) + 1e-10) / 10 ** (snr / 10))
+        a = a + noise
+    a = a * 10 ** (rng.uniform(-10, 6) / 20)
+    peak = np.abs(a).max() + 1e-9
+    if peak > 0.99:
+        a = a * (0.99 / peak)
+    return a
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("--split", default="train")
+    b.add_argument("--voices", default="train", choices=["train", "heldout"])
+    b.add_argument("--out", required=True)
+    b.add_argument("--first", type=int, default=0)
+    b.add_argument("--count", type=int, default=1)
+    b.add_argument("--per-shard", type=int, default=500)
+    b.add_argument("--seed", type=int, default=1234)
+    b.add_argument("--max-sec", type=float, default=9.5)
+    s = sub.add_parser("say")
+    s.add_argument("text")
+    s.add_argument("--voice", default="espeak:en-us")
+    s.add_argument("--wav", required=True)
+    s.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    if args.cmd == "say":
+        rng = random.Random(args.seed)
+        raw = festival_batch([args.text])[0] if args.voice.startswith("festival:") else \
+            synth_raw(args.voice, args.text, rng)
+        a = trim(sox_process(raw, ["rate", str(SR), "norm", "-3"]))
+        with wave.open(args.wav, "wb") as w:
+            w.setnchannels(1); w.setsampwidth(2); w.setframerate(SR)
+            w.writeframes((a * 32767).astype("<i2").tobytes())
+        return
+    sentences = load_split(args.split)
+    pool = voice_pool(args.voices)
+    os.makedirs(args.out, exist_ok=True)
+    for k in range(args.first, args.first + args.count):
+        path = os.path.join(args.out, "shard-%05d.npz" % k)
+        if os.path.exists(path):
+            continue
+        rng = random.Random("%d/%s/%s/%d" % (args.seed, args.split, args.voices, k))
+        shard = build_shard(sentences, pool, rng, args.per_shard, args.max_sec)
+        tmp = path + ".tmp.npz"
+        np.savez(tmp, **shard)
+        os.replace(tmp, path)
+        dur = len(shard["audio"]) / SR / 3600
+        print("%s: %d clips, %.2f h" % (path, len(shard["text"]), dur), flush=True)
+
+
+if __name__ == "__main__":
+    main()

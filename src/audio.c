@@ -1,0 +1,198 @@
+/* Audio in: any file libsndfile reads (or stdin as "-"), downmixed to mono and
+ * resampled to 16 kHz with soxr's band-limited high-quality resampler. */
+#include "internal.h"
+
+#include <math.h>
+#include <sndfile.h>
+#include <soxr.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct memfile {
+    const uint8_t *data;
+    sf_count_t size, pos;
+} memfile;
+
+static sf_count_t mem_len(void *u) { return ((memfile *)u)->size; }
+static sf_count_t mem_tell(void *u) { return ((memfile *)u)->pos; }
+
+static sf_count_t mem_seek(sf_count_t off, int whence, void *u)
+{
+    memfile *m = u;
+    sf_count_t p = whence == SEEK_SET ? off : whence == SEEK_CUR ? m->pos + off : m->size + off;
+    if (p < 0 || p > m->size)
+        return -1;
+    return m->pos = p;
+}
+
+static sf_count_t mem_read(void *ptr, sf_count_t n, void *u)
+{
+    memfile *m = u;
+    if (n > m->size - m->pos)
+        n = m->size - m->pos;
+    memcpy(ptr, m->data + m->pos, (size_t)n);
+    m->pos += n;
+    return n;
+}
+
+static sf_count_t mem_write(const void *p, sf_count_t n, void *u)
+{
+    (void)p, (void)n, (void)u;
+    return 0;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* libsndfile quietly reads what is there when a WAV's data chunk claims more
+ * bytes than the file holds; hark refuses such a file instead. */
+static int check_wav_complete(const uint8_t *d, size_t size, const char *path, hark_error *e)
+{
+    if (size < 12 || memcmp(d, "RIFF", 4) != 0 || memcmp(d + 8, "WAVE", 4) != 0)
+        return 0;
+    size_t pos = 12;
+    while (pos + 8 <= size) {
+        uint32_t len = le32(d + pos + 4);
+        if (memcmp(d + pos, "data", 4) == 0) {
+            if (len != 0xffffffffu && len > size - pos - 8)
+                return hark_fail(e, HARK_ERR_FORMAT,
+                                 "%s: truncated: data chunk claims %u bytes, file has %zu", path,
+                                 len, size - pos - 8);
+            return 0;
+        }
+        pos += 8 + (size_t)len + (len & 1);
+    }
+    return 0;
+}
+
+static int downmix(SNDFILE *sf, const SF_INFO *info, float *mono, const char *path, hark_error *e)
+{
+    enum { CHUNK = 4096 };
+    float *buf = malloc(sizeof(float) * CHUNK * (size_t)info->channels);
+    if (!buf)
+        return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
+    sf_count_t done = 0;
+    while (done < info->frames) {
+        sf_count_t want = info->frames - done < CHUNK ? info->frames - done : CHUNK;
+        sf_count_t got = sf_readf_float(sf, buf, want);
+        if (got <= 0)
+            break;
+        for (sf_count_t i = 0; i < got; i++) {
+            double s = 0;
+            for (int c = 0; c < info->channels; c++)
+                s += buf[i * info->channels + c];
+            mono[done + i] = (float)(s / info->channels);
+        }
+        done += got;
+    }
+    free(buf);
+    if (done < info->frames)
+        return hark_fail(e, HARK_ERR_FORMAT, "%s: truncated: read %lld of %lld frames", path,
+                         (long long)done, (long long)info->frames);
+    for (sf_count_t i = 0; i < done; i++)
+        if (!isfinite(mono[i]))
+            return hark_fail(e, HARK_ERR_FORMAT, "%s: sample %lld is NaN or infinite", path,
+                             (long long)i);
+    return 0;
+}
+
+static int decode_memory(const uint8_t *data, size_t size, const char *path, float **out,
+                         size_t *n_out, double *rate, hark_error *e)
+{
+    if (size == 0)
+        return hark_fail(e, HARK_ERR_FORMAT, "%s: empty file", path);
+    int rc = check_wav_complete(data, size, path, e);
+    if (rc)
+        return rc;
+    memfile m = {data, (sf_count_t)size, 0};
+    SF_VIRTUAL_IO io = {mem_len, mem_seek, mem_read, mem_write, mem_tell};
+    SF_INFO info;
+    memset(&info, 0, sizeof info);
+    SNDFILE *sf = sf_open_virtual(&io, SFM_READ, &info, &m);
+    if (!sf)
+        return hark_fail(e, HARK_ERR_FORMAT, "%s: not a readable audio file (%s)", path,
+                         sf_strerror(NULL));
+    if (info.frames <= 0 || info.channels <= 0 || info.samplerate <= 0) {
+        sf_close(sf);
+        return hark_fail(e, HARK_ERR_FORMAT, "%s: no audio samples", path);
+    }
+    if (info.frames > (sf_count_t)HARK_SAMPLE_RATE * 3600 * 24 * 4) {
+        sf_close(sf);
+        return hark_fail(e, HARK_ERR_FORMAT, "%s: implausible length", path);
+    }
+    float *mono = malloc(sizeof(float) * (size_t)info.frames);
+    if (!mono) {
+        sf_close(sf);
+        return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
+    }
+    sf_command(sf, SFC_SET_NORM_FLOAT, NULL, SF_TRUE);
+    rc = downmix(sf, &info, mono, path, e);
+    sf_close(sf);
+    if (rc) {
+        free(mono);
+        return rc;
+    }
+    *out = mono;
+    *n_out = (size_t)info.frames;
+    *rate = info.samplerate;
+    return 0;
+}
+
+int hark_resample(const float *in, size_t n_in, double rate_in, float **out, size_t *n_out,
+                  hark_error *e)
+{
+    size_t cap = (size_t)ceil((double)n_in * HARK_SAMPLE_RATE / rate_in) + 16;
+    float *buf = malloc(sizeof(float) * cap);
+    if (!buf)
+        return hark_fail(e, HARK_ERR_NOMEM, "resample: out of memory");
+    soxr_quality_spec_t q = soxr_quality_spec(SOXR_HQ, 0);
+    soxr_io_spec_t io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I);
+    size_t done = 0;
+    soxr_error_t err = soxr_oneshot(rate_in, HARK_SAMPLE_RATE, 1, in, n_in, NULL, buf, cap,
+                                    &done, &io, &q, NULL);
+    if (err) {
+        free(buf);
+        return hark_fail(e, HARK_ERR_FORMAT, "resample: %s", err);
+    }
+    *out = buf;
+    *n_out = done;
+    return 0;
+}
+
+int hark_audio_read(const char *path, float **samples, size_t *n, hark_error *e)
+{
+    int is_stdin = strcmp(path, "-") == 0;
+    hark_map m;
+    int rc = hark_map_file(is_stdin ? "/dev/stdin" : path, &m, e);
+    if (rc)
+        return rc;
+    float *mono = NULL;
+    size_t frames = 0;
+    double rate = 0;
+    rc = decode_memory(m.data, m.size, is_stdin ? "stdin" : path, &mono, &frames, &rate, e);
+    hark_map_release(&m);
+    if (rc)
+        return rc;
+    if (rate == HARK_SAMPLE_RATE) {
+        *samples = mono;
+        *n = frames;
+        return 0;
+    }
+    rc = hark_resample(mono, frames, rate, samples, n, e);
+    free(mono);
+    return rc;
+}
+
+int hark_read_audio(const char *path, float **samples, size_t *n_samples, char *err,
+                    size_t errlen)
+{
+    hark_error e = {{0}};
+    int rc = hark_audio_read(path, samples, n_samples, &e);
+    if (rc && err && errlen)
+        snprintf(err, errlen, "%s", e.msg);
+    return rc;
+}

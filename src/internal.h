@@ -1,0 +1,196 @@
+/* Types shared by hark's stages.  Nothing here is public API. */
+#ifndef HARK_INTERNAL_H
+#define HARK_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hark.h"
+
+/* ------------------------------------------------------------ errors */
+
+typedef struct hark_error {
+    char msg[512];
+} hark_error;
+
+/* Formats "fmt ..." into e (when e is not NULL) and returns code. */
+int hark_fail(hark_error *e, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ------------------------------------------------------------ files */
+
+typedef struct hark_map {
+    const uint8_t *data;
+    size_t size;
+    int mapped;  /* 1: munmap on release, 0: free */
+} hark_map;
+
+/* Maps a whole file read-only (falls back to reading it for non-regular files). */
+int hark_map_file(const char *path, hark_map *m, hark_error *e);
+void hark_map_release(hark_map *m);
+/* Reads a whole file into a NUL-terminated buffer (caller frees). */
+int hark_read_file(const char *path, char **data, size_t *size, hark_error *e);
+
+/* ------------------------------------------------------------ numbers */
+
+typedef enum { HARK_F32 = 0, HARK_F16 = 1, HARK_BF16 = 2 } hark_dtype;
+
+float hark_f16_to_f32(uint16_t h);
+uint16_t hark_f32_to_f16(float f);
+/* Converts n stored values of type t starting at src (any alignment) to f32. */
+void hark_to_f32(float *dst, const void *src, hark_dtype t, size_t n);
+size_t hark_dtype_size(hark_dtype t);
+const char *hark_dtype_name(hark_dtype t);
+
+/* A weight matrix [rows = out features][cols = in features], in its stored type. */
+typedef struct hark_weight {
+    const void *data;
+    hark_dtype type;
+    int rows, cols;
+} hark_weight;
+
+/* ------------------------------------------------------------ vocabulary */
+
+typedef struct hark_specials {
+    int eot, sot, first_lang, n_langs, translate, transcribe, startoflm, startofprev,
+        nospeech, notimestamps, timestamp_begin, n_timestamps;
+} hark_specials;
+
+typedef struct hark_vocab {
+    int n_vocab;          /* all ids, specials included                       */
+    int n_text;           /* ids below this are byte-level text tokens        */
+    char *bytes;          /* all token bytes, each NUL-terminated              */
+    size_t *offset;       /* token id -> offset into bytes                      */
+    int *length;          /* token id -> byte length                            */
+    int *rank;            /* BPE merge priority of a token's bytes (INT32_MAX: none) */
+    int *table;           /* open-addressing hash: bytes -> id (-1 empty)       */
+    size_t table_size;
+    hark_specials sp;
+    int multilingual;
+    int blank_id;         /* the token of a single space, -1 if none             */
+} hark_vocab;
+
+/* ------------------------------------------------------------ model */
+
+typedef struct hark_hparams {
+    int n_vocab, n_audio_ctx, n_audio_state, n_audio_head, n_audio_layer;
+    int n_text_ctx, n_text_state, n_text_head, n_text_layer, n_mels;
+} hark_hparams;
+
+typedef struct hark_attn {
+    const float *ln_w, *ln_b;
+    hark_weight q, k, v, o;
+    const float *q_b, *v_b, *o_b;
+} hark_attn;
+
+typedef struct hark_block {
+    hark_attn attn;
+    hark_attn cross;  /* decoder only */
+    const float *mlp_ln_w, *mlp_ln_b;
+    hark_weight fc1, fc2;
+    const float *fc1_b, *fc2_b;
+} hark_block;
+
+struct hark_model {
+    char path[1024];
+    hark_hparams hp;
+    /* encoder */
+    hark_weight conv1, conv2;  /* [d][n_in * 3] */
+    const float *conv1_b, *conv2_b;
+    const float *enc_pos;      /* [n_audio_ctx][d] */
+    hark_block *enc;
+    const float *enc_ln_w, *enc_ln_b;
+    /* decoder */
+    hark_weight tok_emb;       /* [n_vocab][d], also the output projection */
+    const float *dec_pos;      /* [n_text_ctx][d] */
+    hark_block *dec;
+    const float *dec_ln_w, *dec_ln_b;
+    int *suppress;             /* suppress_tokens from the model, or -1 defaults */
+    int n_suppress;
+    int alignment_heads[64][2];
+    int n_alignment_heads;
+    hark_vocab vocab;
+    /* ownership */
+    hark_map *maps;
+    int n_maps;
+    void **owned;
+    int n_owned, cap_owned;
+};
+
+/* A tensor as a loader found it: torch-order shape, stored type, raw bytes. */
+typedef struct hark_raw_tensor {
+    const void *data;
+    hark_dtype type;
+    int ndim;
+    int64_t shape[4];
+} hark_raw_tensor;
+
+/* Looks up a tensor by its openai/ggml name; returns 0 if found. */
+typedef int (*hark_tensor_lookup)(void *source, const char *name, hark_raw_tensor *t);
+
+/* Fills model's tensors from a lookup after checking every name, type and shape
+ * against model->hp.  what names the file in error messages. */
+int hark_model_bind(hark_model *model, hark_tensor_lookup lookup, void *source,
+                    const char *what, hark_error *e);
+/* Checks hyper-parameters read from a file. */
+int hark_hparams_check(const hark_hparams *hp, const char *what, hark_error *e);
+void *hark_model_own(hark_model *model, size_t bytes);
+int hark_model_add_map(hark_model *model, const hark_map *m);
+
+int hark_load_hf(hark_model *model, const char *dir, hark_error *e);
+int hark_load_ggml(hark_model *model, const char *path, hark_error *e);
+/* ggml files without tensors load for their header and vocabulary only. */
+int hark_load_ggml_vocab_only(hark_model *model, const char *path, hark_error *e);
+
+/* ------------------------------------------------------------ tokenizer */
+
+/* Builds the hash table and ranks once all tokens are in. */
+int hark_vocab_index(hark_vocab *v, hark_error *e);
+void hark_vocab_free(hark_vocab *v);
+int hark_vocab_lookup(const hark_vocab *v, const char *bytes, int len);
+/* Lays out Whisper's specials after the text tokens (n_text = eot for .en). */
+void hark_vocab_default_specials(hark_vocab *v, int eot, int n_audio_ctx);
+/* ids -> bytes; returns malloc'd NUL-terminated string.  Special ids are skipped. */
+char *hark_detokenize(const hark_vocab *v, const int *ids, int n);
+/* text -> ids with the byte-level BPE; returns count or negative; *ids malloc'd. */
+int hark_tokenize(const hark_vocab *v, const char *text, int **ids);
+const char *hark_token_bytes(const hark_vocab *v, int id, int *len);
+
+/* ------------------------------------------------------------ audio and mel */
+
+int hark_audio_read(const char *path, float **samples, size_t *n, hark_error *e);
+/* Resamples mono audio from rate_in to 16 kHz (band-limited). */
+int hark_resample(const float *in, size_t n_in, double rate_in, float **out, size_t *n_out,
+                  hark_error *e);
+
+void hark_mel_filters(int n_mels, float *filters /* [n_mels][201] */);
+/* Log-mel of samples (padded with pad_samples zeros): [n_mels][*n_frames]. */
+int hark_log_mel(const float *samples, size_t n, size_t pad_samples, int n_mels, int n_threads,
+                 float **mel, int *n_frames, hark_error *e);
+
+int hark_write_npy(const char *path, const float *data, int rows, int cols, hark_error *e);
+int hark_read_npy(const char *path, float **data, int *rows, int *cols, hark_error *e);
+
+/* ------------------------------------------------------------ forward pass */
+
+/* Encoder: mel window [n_mels][2*n_audio_ctx] -> out [n_audio_ctx][d]. */
+int hark_encode(const hark_model *m, const float *mel, float *out, int n_threads);
+
+/* Decoder state for one window: self-attention KV cache and cross K/V. */
+typedef struct hark_kv {
+    float *self_k, *self_v;    /* [n_layer][n_text_ctx][d] */
+    float *cross_k, *cross_v;  /* [n_layer][n_audio_ctx][d] */
+    int n_past;                /* tokens in the self-attention cache */
+    long cross_computations;   /* how often cross K/V were projected (tests) */
+    float *scratch;
+} hark_kv;
+
+int hark_kv_init(hark_kv *kv, const hark_model *m);
+void hark_kv_free(hark_kv *kv);
+/* Projects the encoder output to cross-attention K/V (once per window). */
+void hark_decoder_set_audio(const hark_model *m, hark_kv *kv, const float *enc_out);
+/* Runs n tokens at position kv->n_past; writes the logits of the last token
+ * ([n_vocab]) and advances the cache. */
+int hark_decode(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *logits);
+
+#endif

@@ -1,0 +1,22 @@
+/* The few numeric kernels hark needs.  They know nothing about Whisper. */
+#ifndef HARK_OPS_H
+#define HARK_OPS_H
+
+#include "internal.h"
+
+/* y[m][w->rows] = x[m][w->cols] . w^T (+ b when not NULL). */
+void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b);
+/* Row-wise LayerNorm (eps 1e-5) of x[m][d] into y (may alias x). */
+void hark_layer_norm(float *y, const float *x, int m, int d, const float *g, const float *b);
+/* Exact (erf) GELU in place. */
+void hark_gelu(float *x, size_t n);
+/* Softmax of each row of x[m][n] in place. */
+void hark_softmax_rows(float *x, int m, int n);
+/* out[nq][d] = multi-head attention of q[nq][d] over k,v[nk][d] (row stride d);
+ * causal_offset >= 0 masks key j > i + causal_offset; -1 for no mask. */
+void hark_attention(float *out, const float *q, const float *k, const float *v,
+                    int nq, int nk, int d, int n_head, int causal_offset, float *scratch);
+void hark_add(float *y, const float *x, size_t n);
+void hark_add_bias(float *y, const float *b, int m, int n);
+
+#endif

@@ -1,0 +1,203 @@
+/* Errors, whole-file access and number formats shared by every stage. */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int hark_fail(hark_error *e, int code, const char *fmt, ...)
+{
+    if (e) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+/* Reads all of fd into a malloc'd buffer with a spare NUL byte. */
+static int read_all(int fd, const char *path, char **data, size_t *size, hark_error *e)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf)
+        return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
+    for (;;) {
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) {
+                free(buf);
+                return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int err = errno;
+            free(buf);
+            return hark_fail(e, HARK_ERR_IO, "%s: %s", path, strerror(err));
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    buf[n] = 0;
+    *data = buf;
+    *size = n;
+    return 0;
+}
+
+static int open_regular(const char *path, struct stat *st, hark_error *e)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return hark_fail(e, HARK_ERR_IO, "%s: %s", path, strerror(errno));
+    if (fstat(fd, st) != 0 || S_ISDIR(st->st_mode)) {
+        close(fd);
+        return hark_fail(e, HARK_ERR_IO, "%s: %s", path,
+                         S_ISDIR(st->st_mode) ? "is a directory" : strerror(errno));
+    }
+    return fd;
+}
+
+int hark_read_file(const char *path, char **data, size_t *size, hark_error *e)
+{
+    struct stat st;
+    int fd = open_regular(path, &st, e);
+    if (fd < 0)
+        return fd;
+    int rc = read_all(fd, path, data, size, e);
+    close(fd);
+    return rc;
+}
+
+int hark_map_file(const char *path, hark_map *m, hark_error *e)
+{
+    struct stat st;
+    memset(m, 0, sizeof *m);
+    int fd = open_regular(path, &st, e);
+    if (fd < 0)
+        return fd;
+    int rc = 0;
+    if (S_ISREG(st.st_mode) && st.st_size > 0) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED)
+            rc = hark_fail(e, HARK_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+        else {
+            m->data = p;
+            m->size = (size_t)st.st_size;
+            m->mapped = 1;
+        }
+    } else {
+        char *buf;
+        rc = read_all(fd, path, &buf, &m->size, e);
+        if (rc == 0)
+            m->data = (const uint8_t *)buf;
+    }
+    close(fd);
+    return rc;
+}
+
+void hark_map_release(hark_map *m)
+{
+    if (!m || !m->data)
+        return;
+    if (m->mapped)
+        munmap((void *)m->data, m->size);
+    else
+        free((void *)m->data);
+    memset(m, 0, sizeof *m);
+}
+
+float hark_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else { /* subnormal: normalise */
+            int shift = 0;
+            while (!(man & 0x400)) {
+                man <<= 1;
+                shift++;
+            }
+            man &= 0x3ff;
+            bits = sign | ((uint32_t)(127 - 15 - shift + 1) << 23) | (man << 13);
+        }
+    } else {
+        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+uint16_t hark_f32_to_f16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t man = x & 0x7fffff;
+    if (((x >> 23) & 0xff) == 0xff)
+        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
+    if (exp >= 0x1f)
+        return (uint16_t)(sign | 0x7c00);
+    if (exp <= 0) {
+        if (exp < -10)
+            return (uint16_t)sign;
+        man |= 0x800000;
+        uint32_t shift = (uint32_t)(14 - exp);
+        uint32_t half = man >> shift, rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1)))
+            half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = sign | ((uint32_t)exp << 10) | (man >> 13);
+    uint32_t rem = man & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (half & 1)))
+        half++;
+    return (uint16_t)half;
+}
+
+size_t hark_dtype_size(hark_dtype t)
+{
+    return t == HARK_F32 ? 4 : 2;
+}
+
+const char *hark_dtype_name(hark_dtype t)
+{
+    return t == HARK_F32 ? "F32" : t == HARK_F16 ? "F16" : "BF16";
+}
+
+void hark_to_f32(float *dst, const void *src, hark_dtype t, size_t n)
+{
+    const uint8_t *s = src;
+    if (t == HARK_F32) {
+        memcpy(dst, src, n * sizeof(float));
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, s + 2 * i, 2);
+        if (t == HARK_F16) {
+            dst[i] = hark_f16_to_f32(h);
+        } else {
+            uint32_t bits = (uint32_t)h << 16;
+            memcpy(&dst[i], &bits, 4);
+        }
+    }
+}

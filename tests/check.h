@@ -1,0 +1,66 @@
+/* A minimal test harness: each CHECK is one counted assertion; a test binary
+ * ends with check_summary(), which prints its counts for tests/run.sh. */
+#ifndef HARK_CHECK_H
+#define HARK_CHECK_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int check_passed, check_failed, check_skipped;
+
+#define CHECK(cond, ...)                                                                    \
+    do {                                                                                    \
+        if (cond) {                                                                         \
+            check_passed++;                                                                 \
+        } else {                                                                            \
+            check_failed++;                                                                 \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                          \
+            printf(__VA_ARGS__);                                                            \
+            printf("\n");                                                                   \
+        }                                                                                   \
+    } while (0)
+
+#define SKIP(...)                                                                           \
+    do {                                                                                    \
+        check_skipped++;                                                                    \
+        printf("SKIP ");                                                                    \
+        printf(__VA_ARGS__);                                                                \
+        printf("\n");                                                                       \
+    } while (0)
+
+static inline int check_summary(const char *name)
+{
+    printf("# %s: %d passed, %d failed, %d skipped\n", name, check_passed, check_failed,
+           check_skipped);
+    return check_failed ? 1 : 0;
+}
+
+/* Where the shared reference fixtures are ($HARK_SHARED or ../shared). */
+static inline const char *shared_dir(void)
+{
+    const char *s = getenv("HARK_SHARED");
+    return s ? s : "../shared";
+}
+
+static inline int shared_path(char *out, size_t n, const char *rel)
+{
+    struct stat st;
+    snprintf(out, n, "%s/%s", shared_dir(), rel);
+    return stat(out, &st) == 0;
+}
+
+static inline double max_abs_diff(const float *a, const float *b, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        if (!(d <= m))
+            m = d; /* NaN propagates as a failure */
+    }
+    return m;
+}
+
+#endif
