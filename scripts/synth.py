@@ -156,7 +156,7 @@ def trim(a, margin=0.06, db=-40.0):
 
 def voice_pool(which):
     if which == "heldout":
-        return list(HELDOUT)
+        return [(v, 1.0) for v in HELDOUT]
     variants = espeak_variants()
     pool = []
     for acc in ESPEAK_ACCENTS:

@@ -60,6 +60,7 @@ typedef struct hark_vocab {
     int n_vocab;          /* all ids, specials included                       */
     int n_text;           /* ids below this are byte-level text tokens        */
     char *bytes;          /* all token bytes, each NUL-terminated              */
+    size_t bytes_used, bytes_cap;
     size_t *offset;       /* token id -> offset into bytes                      */
     int *length;          /* token id -> byte length                            */
     int *rank;            /* BPE merge priority of a token's bytes (INT32_MAX: none) */
@@ -144,7 +145,12 @@ int hark_load_ggml_vocab_only(hark_model *model, const char *path, hark_error *e
 
 /* ------------------------------------------------------------ tokenizer */
 
-/* Builds the hash table and ranks once all tokens are in. */
+/* Allocates n_vocab empty tokens, then sets each one's bytes. */
+int hark_vocab_alloc(hark_vocab *v, int n_vocab, const char *what, hark_error *e);
+int hark_vocab_set(hark_vocab *v, int id, const char *bytes, int len);
+/* Names the special and timestamp ids that have no bytes yet ("<|sot|>"...). */
+int hark_vocab_name_specials(hark_vocab *v);
+/* Builds the hash table once all tokens are in. */
 int hark_vocab_index(hark_vocab *v, hark_error *e);
 void hark_vocab_free(hark_vocab *v);
 int hark_vocab_lookup(const hark_vocab *v, const char *bytes, int len);
@@ -154,6 +160,7 @@ void hark_vocab_default_specials(hark_vocab *v, int eot, int n_audio_ctx);
 char *hark_detokenize(const hark_vocab *v, const int *ids, int n);
 /* text -> ids with the byte-level BPE; returns count or negative; *ids malloc'd. */
 int hark_tokenize(const hark_vocab *v, const char *text, int **ids);
+const char *hark_lang_code(int index); /* "en", "zh", ... in token order */
 const char *hark_token_bytes(const hark_vocab *v, int id, int *len);
 
 /* ------------------------------------------------------------ audio and mel */

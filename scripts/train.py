@@ -1,0 +1,522 @@
+#!/usr/bin/python3
+"""Train hark's small English Whisper-architecture model on synthesized speech.
+
+Resumable: every --ckpt-min minutes (and at each validation) it writes
+  models/train-ckpt/model.fp16.pt   fp16 weights (+ CTC head), committed to git
+  models/train-ckpt/state.json      step, dims, hyper-parameters, audio seen
+  models/train-ckpt/train.log       loss / CTC / validation WER log
+  models/train-ckpt/opt.opt.pt      fp32 weights + AdamW state (gitignored)
+and resumes from them.  Data: shards from scripts/synth.py in data/cache/ (rebuild
+with scripts/make_data.sh; deterministic).  The batch at step s is drawn from
+RandomState(seed + s) over the shards present, so a resumed run continues the
+same sequence as long as the cache is the same.
+
+Inputs are exactly what hark feeds the encoder: log-mel of the clip with the
+zero padding appended (max-8 clamp over the clip), frames [0, 2*n_audio_ctx);
+a batch is cut to its longest clip except for --full-window-frac of batches,
+which get the whole window (the engine always uses the whole window).
+
+Targets use Whisper's English-only task format:
+  [startofprev prev...]? sot notimestamps text eot
+  [startofprev prev...]? sot <t0> text <t1> <t2> text <t3> ... eot
+  (a sentence cut at the window end: ... <t_end> <t_start_of_cut> eot)
+Tricks: auxiliary character CTC head on the encoder output (dropped at export),
+short-utterance curriculum, decoder input-token corruption, SpecAugment after
+--specaug-from steps, warmup + linear decay, grad clipping.
+
+Usage (background, one thread):
+  OMP_WAIT_POLICY=PASSIVE nohup nice -n 10 /usr/bin/python3 scripts/train.py \
+      >> data/logs/train.out 2>&1 &
+The same command resumes.  --device cuda for a GPU.
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import re
+import sys
+import time
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import hark_model as hm  # noqa: E402
+from bpe import Tokenizer  # noqa: E402
+
+torch.backends.mkldnn.enabled = False
+SR = 16000
+CTC_CHARS = " abcdefghijklmnopqrstuvwxyz'"   # CTC ids 1.. ; 0 = blank
+
+
+# ---------------------------------------------------------------- data
+
+class Shards:
+    """Clips of data/cache/<name>/shard-*.npz, audio memory-mapped."""
+
+    def __init__(self, pattern):
+        self.pattern = pattern
+        self.paths = []
+        self.audio, self.offsets, self.text, self.voice = [], [], [], []
+        self.index = []      # (shard, clip)
+        self.dur = []
+        self.refresh()
+
+    def refresh(self):
+        for p in sorted(glob.glob(self.pattern)):
+            if p in self.paths or p.endswith(".tmp.npz"):
+                continue
+            z = np.load(p)
+            pcm = p[:-4] + ".pcm"
+            if not os.path.exists(pcm):
+                z["audio"].astype("<i2").tofile(pcm + ".tmp")
+                os.replace(pcm + ".tmp", pcm)
+            a = np.memmap(pcm, dtype="<i2", mode="r") if os.path.getsize(pcm) else \
+                np.zeros(0, np.int16)
+            s = len(self.paths)
+            self.paths.append(p)
+            self.audio.append(a)
+            off = z["offsets"]
+            self.offsets.append(off)
+            self.text.append(list(z["text"]))
+            self.voice.append(list(z["voice"]))
+            for i in range(len(off) - 1):
+                self.index.append((s, i))
+                self.dur.append((off[i + 1] - off[i]) / SR)
+        self.dur_np = np.array(self.dur, dtype=np.float32)
+
+    def __len__(self):
+        return len(self.index)
+
+    def get(self, k):
+        s, i = self.index[k]
+        o = self.offsets[s]
+        return (np.asarray(self.audio[s][o[i]:o[i + 1]], dtype=np.float32) / 32768.0,
+                str(self.text[s][i]), str(self.voice[s][i]))
+
+
+def window_mel(audio, n_frames, n_mels=80):
+    """log_mel_spectrogram(audio, padding=480000)[:, :n_frames], computed cheaply.
+
+    Zero padding only adds frames of zero energy, which never move the max, so
+    padding just past the frames kept gives identical values.
+    """
+    pad = max(0, n_frames * 160 - len(audio)) + 800
+    m = hm.log_mel_spectrogram(audio, n_mels, padding=pad)
+    return m[:, :n_frames]
+
+
+def ts_tok(sp, t, n_ts):
+    return sp.timestamp_begin + int(min(max(round(t / 0.02), 0), n_ts - 1))
+
+
+def ctc_target(text):
+    t = re.sub(r"[^a-z' ]", " ", text.lower())
+    t = re.sub(r" +", " ", t).strip()
+    return [CTC_CHARS.index(c) + 1 for c in t]
+
+
+class Batcher:
+    def __init__(self, shards, tok, sp, dims, args):
+        self.sh, self.tok, self.sp, self.d, self.a = shards, tok, sp, dims, args
+        self.n_ts = dims.n_vocab - sp.timestamp_begin
+        self.win = dims.n_audio_ctx * 320          # samples
+        self.win_s = self.win / SR
+
+    def pick(self, rng, max_dur):
+        ok = np.nonzero(self.sh.dur_np <= max_dur)[0]
+        if len(ok) == 0:
+            ok = np.arange(len(self.sh))
+        return int(ok[rng.randint(len(ok))])
+
+    def example(self, rng, step):
+        a, sp = self.a, self.sp
+        cur = step < a.curriculum_steps
+        max_dur = a.curriculum_sec if cur else self.win_s - 0.2
+        r = rng.rand()
+        multi = (not cur) and r < a.multi_frac
+        timestamps = rng.rand() < (a.ts_frac if not cur else a.ts_frac * 0.5)
+        segs = []   # (start_s, end_s, text, complete)
+        if not multi:
+            k = self.pick(rng, max_dur)
+            audio, text, _ = self.sh.get(k)
+            lead = rng.uniform(0, min(1.0, self.win_s - len(audio) / SR - 0.05)) \
+                if timestamps and rng.rand() < 0.5 else 0.0
+            lead = max(lead, 0.0)
+            x = np.concatenate([np.zeros(int(lead * SR), np.float32), audio])
+            segs.append((lead, lead + len(audio) / SR, text, True))
+        else:
+            parts, t = [], rng.uniform(0, 0.8)
+            x_list = [np.zeros(int(t * SR), np.float32)]
+            allow_cut = timestamps and rng.rand() < a.cut_frac
+            while True:
+                k = self.pick(rng, self.win_s - 0.5)
+                audio, text, _ = self.sh.get(k)
+                d = len(audio) / SR
+                if t + d > self.win_s - 0.05:
+                    if allow_cut and t < self.win_s - 0.6 and segs:
+                        x_list.append(audio)
+                        segs.append((t, None, text, False))
+                    break
+                x_list.append(audio)
+                segs.append((t, t + d, text, True))
+                t += d
+                if len(segs) >= 4 or rng.rand() < 0.3:
+                    break
+                gap = rng.uniform(0.1, 1.2)
+                x_list.append(np.zeros(int(gap * SR), np.float32))
+                t += gap
+            x = np.concatenate(x_list)
+            if not segs:
+                return self.example(rng, step)
+        x = hm_augment(x, rng)
+        if len(x) > self.win:
+            clip_mel_src = x            # max-8 clamp over the whole file, as hark does
+        else:
+            clip_mel_src = x
+        n_audio_frames = min(len(x) // 160 + 1, 2 * self.d.n_audio_ctx)
+        # tokens
+        body = []
+        if timestamps:
+            for (s, e, text, complete) in segs:
+                if complete:
+                    body += [ts_tok(sp, s, self.n_ts)] + self.tok.encode(" " + text) + \
+                        [ts_tok(sp, e, self.n_ts)]
+                else:
+                    body += [ts_tok(sp, s, self.n_ts)]
+            start = [sp.sot]
+        else:
+            body = self.tok.encode(" " + " ".join(t for (_, _, t, c) in segs if c))
+            start = [sp.sot, sp.notimestamps]
+        prompt = []
+        if (not cur) and rng.rand() < a.prompt_frac:
+            k = rng.randint(len(self.sh))
+            ptxt = self.sh.text[self.sh.index[k][0]][self.sh.index[k][1]]
+            ptoks = self.tok.encode(" " + str(ptxt))[-(self.d.n_text_ctx // 2 - 1):]
+            prompt = [sp.startofprev] + ptoks
+        seq = prompt + start + body + [sp.eot]
+        seq = seq[:self.d.n_text_ctx + 1]
+        n_ctx_loss_from = len(prompt) + len(start) - 1   # predict body + eot
+        ctc = ctc_target(" ".join(t for (_, _, t, c) in segs if c))
+        ctc_ok = all(c for (_, _, _, c) in segs)
+        return dict(audio=clip_mel_src, n_audio_frames=n_audio_frames, seq=seq,
+                    loss_from=n_ctx_loss_from, ctc=ctc if ctc_ok else [],
+                    seconds=min(len(x), self.win) / SR)
+
+    def batch(self, step):
+        rng = np.random.RandomState((self.a.seed * 1000003 + step) % (2 ** 31))
+        bs = self.a.batch_cur if step < self.a.curriculum_steps else self.a.batch
+        ex = [self.example(rng, step) for _ in range(bs)]
+        full = rng.rand() < self.a.full_window_frac
+        n_frames = 2 * self.d.n_audio_ctx if full else \
+            min(2 * self.d.n_audio_ctx, max(e["n_audio_frames"] for e in ex) + 2)
+        n_frames += n_frames % 2
+        mels = torch.stack([window_mel(e["audio"], n_frames) for e in ex])
+        if step >= self.a.specaug_from:
+            pad_val = mels.amin(dim=(1, 2))
+            for b in range(len(ex)):
+                for _ in range(2):
+                    w = rng.randint(0, 28)
+                    t0 = rng.randint(0, max(1, n_frames - w))
+                    mels[b, :, t0:t0 + w] = pad_val[b]
+                    fw = rng.randint(0, 12)
+                    f0 = rng.randint(0, 80 - fw)
+                    mels[b, f0:f0 + fw, :] = pad_val[b]
+        T = max(len(e["seq"]) for e in ex) - 1
+        inp = torch.full((len(ex), T), self.sp.eot, dtype=torch.long)
+        tgt = torch.full((len(ex), T), -100, dtype=torch.long)
+        for b, e in enumerate(ex):
+            s = torch.tensor(e["seq"])
+            n = len(s) - 1
+            inp[b, :n] = s[:-1]
+            tgt[b, e["loss_from"]:n] = s[1 + e["loss_from"]:]
+            # decoder-input corruption (not in the prompt/start tokens)
+            if self.a.corrupt > 0 and n > e["loss_from"] + 1:
+                m = rng.rand(n) < self.a.corrupt
+                m[:e["loss_from"] + 1] = False
+                if m.any():
+                    inp[b, :n][torch.from_numpy(m)] = torch.from_numpy(
+                        rng.randint(0, len(self.tok), m.sum())).long()
+        ctc_t = [torch.tensor(e["ctc"], dtype=torch.long) for e in ex]
+        ctc_in = torch.tensor([min(n_frames, e["n_audio_frames"] + 1) // 2 + 1 for e in ex])
+        ctc_in = torch.clamp(ctc_in, max=n_frames // 2)
+        return mels, inp, tgt, ctc_t, ctc_in, sum(e["seconds"] for e in ex)
+
+
+def hm_augment(x, rng):
+    from synth import augment
+    return augment(x, rng)
+
+
+# ---------------------------------------------------------------- model
+
+def make_model(dims):
+    m = hm.Whisper(dims)
+    with torch.no_grad():
+        m.decoder.token_embedding.weight.normal_(0, 0.02)
+        m.decoder.positional_embedding.normal_(0, 0.01)
+    return m
+
+
+class CTCHead(torch.nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = torch.nn.Linear(d, len(CTC_CHARS) + 1)
+
+    def forward(self, xa):
+        return self.proj(xa).log_softmax(-1)
+
+
+def wer(ref, hyp):
+    norm = lambda s: re.sub(r"[^a-z' ]", " ", s.lower()).split()
+    r, h = norm(ref), norm(hyp)
+    d = list(range(len(h) + 1))
+    for i in range(1, len(r) + 1):
+        prev, d[0] = d[0], i
+        for j in range(1, len(h) + 1):
+            cur = min(d[j] + 1, d[j - 1] + 1, prev + (r[i - 1] != h[j - 1]))
+            prev, d[j] = d[j], cur
+    return d[len(h)], len(r)
+
+
+def cer(ref, hyp):
+    r = re.sub(r" +", " ", re.sub(r"[^a-z' ]", " ", ref.lower())).strip()
+    h = hyp.strip()
+    d = list(range(len(h) + 1))
+    for i in range(1, len(r) + 1):
+        prev, d[0] = d[0], i
+        for j in range(1, len(h) + 1):
+            cur = min(d[j] + 1, d[j - 1] + 1, prev + (r[i - 1] != h[j - 1]))
+            prev, d[j] = d[j], cur
+    return d[len(h)], len(r)
+
+
+def suppress_ids(sp):
+    return [sp.translate, sp.transcribe, sp.sot, sp.startofprev, sp.startoflm, sp.nospeech,
+            sp.notimestamps] + list(range(sp.first_lang, sp.first_lang + sp.n_langs))
+
+
+def evaluate(model, ctc_head, shards, tok, sp, dims, n, dev):
+    model.eval()
+    we = wn = ce = cn = same = 0
+    hyps = []
+    sup = suppress_ids(sp)
+    for k in range(min(n, len(shards))):
+        audio, text, _ = shards.get(k)
+        mel = window_mel(audio, 2 * dims.n_audio_ctx).to(dev)
+        out, _ = hm.greedy_window(model, mel, sp, sup, 32, 60)
+        hyp = tok.decode([t for t in out if t < sp.eot])
+        e, m = wer(text, hyp)
+        we, wn = we + e, wn + m
+        hyps.append(hyp)
+        with torch.no_grad():
+            lp = ctc_head(model.encoder(mel[None]))[0].argmax(-1).tolist()
+        chars, prev = [], 0
+        for c in lp:
+            if c != prev and c != 0:
+                chars.append(CTC_CHARS[c - 1])
+            prev = c
+        e, m = cer(text, re.sub(" +", " ", "".join(chars)))
+        ce, cn = ce + e, cn + m
+    model.train()
+    uniq = len(set(hyps)) / max(1, len(hyps))
+    return we / max(1, wn), ce / max(1, cn), uniq, hyps[:2]
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ckpt", default=os.path.join(ROOT, "models", "train-ckpt"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "data", "cache"))
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=40000)
+    ap.add_argument("--d-model", type=int, default=256)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--enc-layers", type=int, default=4)
+    ap.add_argument("--dec-layers", type=int, default=4)
+    ap.add_argument("--n-audio-ctx", type=int, default=500)
+    ap.add_argument("--n-text-ctx", type=int, default=224)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--batch-cur", type=int, default=24)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--warmup", type=int, default=600)
+    ap.add_argument("--decay-steps", type=int, default=40000)
+    ap.add_argument("--ctc-weight", type=float, default=0.5)
+    ap.add_argument("--ctc-final", type=float, default=0.2)
+    ap.add_argument("--ctc-decay", default="4000,12000")
+    ap.add_argument("--curriculum-steps", type=int, default=1000)
+    ap.add_argument("--curriculum-sec", type=float, default=2.5)
+    ap.add_argument("--multi-frac", type=float, default=0.3)
+    ap.add_argument("--ts-frac", type=float, default=0.4)
+    ap.add_argument("--cut-frac", type=float, default=0.3)
+    ap.add_argument("--prompt-frac", type=float, default=0.2)
+    ap.add_argument("--full-window-frac", type=float, default=0.25)
+    ap.add_argument("--corrupt", type=float, default=0.05)
+    ap.add_argument("--specaug-from", type=int, default=4000)
+    ap.add_argument("--log-every", type=int, default=25)
+    ap.add_argument("--val-every", type=int, default=500)
+    ap.add_argument("--val-n", type=int, default=100)
+    ap.add_argument("--ckpt-min", type=float, default=10.0)
+    ap.add_argument("--max-minutes", type=float, default=0, help="stop after this long")
+    args = ap.parse_args()
+
+    torch.set_num_threads(args.threads)
+    dev = torch.device(args.device)
+    os.makedirs(args.ckpt, exist_ok=True)
+    state_path = os.path.join(args.ckpt, "state.json")
+    w_path = os.path.join(args.ckpt, "model.fp16.pt")
+    opt_path = os.path.join(args.ckpt, "opt.opt.pt")
+    log_path = os.path.join(args.ckpt, "train.log")
+
+    tok = Tokenizer()
+    n_ts = int(round(args.n_audio_ctx * 320 / SR / 0.02)) + 1   # 0.00 .. window, 0.02 s steps
+    sp = hm.Specials(len(tok), 1, n_ts)
+    state = None
+    if os.path.exists(state_path):
+        state = json.load(open(state_path))
+        for k, v in state["args"].items():      # model shape and schedule from the run
+            if k in ("d_model", "heads", "enc_layers", "dec_layers", "n_audio_ctx",
+                     "n_text_ctx", "seed"):
+                setattr(args, k, v)
+    dims = hm.Dims(n_mels=80, n_audio_ctx=args.n_audio_ctx, n_audio_state=args.d_model,
+                   n_audio_head=args.heads, n_audio_layer=args.enc_layers,
+                   n_vocab=sp.n_vocab, n_text_ctx=args.n_text_ctx, n_text_state=args.d_model,
+                   n_text_head=args.heads, n_text_layer=args.dec_layers)
+    torch.manual_seed(args.seed)
+    model = make_model(dims)
+    ctc_head = CTCHead(args.d_model)
+    params = list(model.parameters()) + list(ctc_head.parameters())
+    decay = [p for p in params if p.dim() >= 2]
+    no_decay = [p for p in params if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=args.lr, betas=(0.9, 0.98), eps=1e-8)
+    step, seconds_seen = 0, 0.0
+    if state is not None:
+        step, seconds_seen = state["step"], state["seconds_seen"]
+        full = torch.load(opt_path, map_location="cpu") if os.path.exists(opt_path) else None
+        if full is not None and full.get("step") == step:
+            model.load_state_dict(full["model"])
+            ctc_head.load_state_dict(full["ctc"])
+            opt.load_state_dict(full["opt"])
+            src = "fp32 + optimiser"
+        else:
+            w = torch.load(w_path, map_location="cpu")
+            model.load_state_dict({k: v.float() for k, v in w["model"].items()}, strict=False)
+            ctc_head.load_state_dict({k: v.float() for k, v in w["ctc"].items()})
+            src = "fp16 weights (fresh optimiser)"
+        print("resumed step %d from %s" % (step, src), flush=True)
+    model.to(dev)
+    ctc_head.to(dev)
+    model.train()
+
+    n_params = sum(p.numel() for p in model.parameters())
+    logf = open(log_path, "a")
+
+    def log(msg):
+        line = time.strftime("%Y-%m-%d %H:%M:%S ") + msg
+        print(line, flush=True)
+        logf.write(line + "\n")
+        logf.flush()
+
+    log("start step %d dims %s params %.2fM text_tokens %d n_vocab %d args %s" % (
+        step, json.dumps(dims.__dict__), n_params / 1e6, len(tok), sp.n_vocab,
+        json.dumps(vars(args))))
+
+    train_sh = Shards(os.path.join(args.data, "train", "shard-*.npz"))
+    val_sh = Shards(os.path.join(args.data, "valid", "shard-*.npz"))
+    valr_sh = Shards(os.path.join(args.data, "valid-rms", "shard-*.npz"))
+    log("train clips %d (%.1f h), valid %d, valid-rms %d" % (
+        len(train_sh), train_sh.dur_np.sum() / 3600, len(val_sh), len(valr_sh)))
+    batcher = Batcher(train_sh, tok, sp, dims, args)
+
+    def save():
+        st = {k: v.detach().half().cpu() for k, v in model.state_dict().items()
+              if k != "decoder.mask"}
+        ct = {k: v.detach().half().cpu() for k, v in ctc_head.state_dict().items()}
+        torch.save({"model": st, "ctc": ct}, w_path + ".tmp")
+        os.replace(w_path + ".tmp", w_path)
+        torch.save({"step": step, "model": model.state_dict(), "ctc": ctc_head.state_dict(),
+                    "opt": opt.state_dict()}, opt_path + ".tmp")
+        os.replace(opt_path + ".tmp", opt_path)
+        st = {"step": step, "seconds_seen": seconds_seen, "hours_seen": seconds_seen / 3600,
+              "dims": dims.__dict__, "n_text_tokens": len(tok), "args": vars(args),
+              "tokenizer": "tokenizer/merges.txt", "saved": time.strftime("%Y-%m-%d %H:%M:%S")}
+        with open(state_path + ".tmp", "w") as f:
+            json.dump(st, f, indent=1)
+        os.replace(state_path + ".tmp", state_path)
+
+    c0, c1 = [int(x) for x in args.ctc_decay.split(",")]
+    t_start = last_ckpt = time.time()
+    acc = {"loss": 0.0, "ctc": 0.0, "n": 0, "t": 0.0}
+    while step < args.steps:
+        t0 = time.time()
+        if step % 200 == 0:
+            train_sh.refresh()
+        lr = args.lr * min(1.0, (step + 1) / args.warmup) * \
+            max(0.05, 1.0 - step / args.decay_steps)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        cw = args.ctc_weight if step < c0 else args.ctc_final if step >= c1 else \
+            args.ctc_weight + (args.ctc_final - args.ctc_weight) * (step - c0) / (c1 - c0)
+        mels, inp, tgt, ctc_t, ctc_in, secs = batcher.batch(step)
+        mels, inp, tgt = mels.to(dev), inp.to(dev), tgt.to(dev)
+        xa = model.encoder(mels)
+        logits = model.decoder(inp, xa)
+        loss_dec = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1),
+                                   ignore_index=-100)
+        keep = [i for i, t in enumerate(ctc_t) if len(t) > 0]
+        if keep:
+            lp = ctc_head(xa).float()[keep].transpose(0, 1)        # T, B, C
+            tl = torch.tensor([len(ctc_t[i]) for i in keep])
+            loss_ctc = F.ctc_loss(lp, torch.cat([ctc_t[i] for i in keep]).to(dev),
+                                  ctc_in[keep].to(dev), tl.to(dev), blank=0,
+                                  reduction="mean", zero_infinity=True)
+        else:
+            loss_ctc = torch.zeros((), device=dev)
+        loss = loss_dec + cw * loss_ctc
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(params, 1.0)
+        if torch.isfinite(gn):
+            opt.step()
+        step += 1
+        seconds_seen += secs
+        acc["loss"] += loss_dec.item()
+        acc["ctc"] += loss_ctc.item()
+        acc["n"] += 1
+        acc["t"] += time.time() - t0
+        if step % args.log_every == 0:
+            n = acc["n"]
+            log("step %d loss %.3f ctc %.3f ctc_w %.2f lr %.2e gn %.2f %.2fs/step frames %d "
+                "audio %.1f h" % (step, acc["loss"] / n, acc["ctc"] / n, cw, lr, float(gn),
+                                  acc["t"] / n, mels.shape[-1], seconds_seen / 3600))
+            acc = {"loss": 0.0, "ctc": 0.0, "n": 0, "t": 0.0}
+        if step % args.val_every == 0 or step == args.steps:
+            w1, c1_, u1, ex1 = evaluate(model, ctc_head, val_sh, tok, sp, dims, args.val_n, dev)
+            w2, c2_, u2, ex2 = evaluate(model, ctc_head, valr_sh, tok, sp, dims,
+                                        args.val_n // 2, dev)
+            log("VAL step %d wer %.3f ctc_cer %.3f uniq %.2f | heldout-rms wer %.3f "
+                "ctc_cer %.3f uniq %.2f | e.g. %r" % (step, w1, c1_, u1, w2, c2_, u2, ex1[:1]))
+            save()
+            last_ckpt = time.time()
+        elif time.time() - last_ckpt > args.ckpt_min * 60:
+            save()
+            last_ckpt = time.time()
+            log("checkpoint step %d" % step)
+        if args.max_minutes and time.time() - t_start > args.max_minutes * 60:
+            break
+    save()
+    log("stopped at step %d" % step)
+
+
+if __name__ == "__main__":
+    main()

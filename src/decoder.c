@@ -1,0 +1,136 @@
+/* Whisper's text decoder: token + learned position embeddings, blocks of
+ * masked self-attention (KV cache), cross-attention over the encoder output
+ * (K/V projected once per window), MLP; logits tied to the token embedding. */
+#include "internal.h"
+#include "ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int hark_kv_init(hark_kv *kv, const hark_model *m)
+{
+    const hark_hparams *hp = &m->hp;
+    size_t d = (size_t)hp->n_text_state, L = (size_t)hp->n_text_layer;
+    size_t tc = (size_t)hp->n_text_ctx, ac = (size_t)hp->n_audio_ctx;
+    size_t wide = tc > ac ? tc : ac;
+    memset(kv, 0, sizeof *kv);
+    kv->self_k = calloc(L * tc * d, sizeof(float));
+    kv->self_v = calloc(L * tc * d, sizeof(float));
+    kv->cross_k = calloc(L * ac * d, sizeof(float));
+    kv->cross_v = calloc(L * ac * d, sizeof(float));
+    kv->scratch = calloc(tc * d * 10 + tc * wide, sizeof(float));
+    if (!kv->self_k || !kv->self_v || !kv->cross_k || !kv->cross_v || !kv->scratch) {
+        hark_kv_free(kv);
+        return HARK_ERR_NOMEM;
+    }
+    return 0;
+}
+
+void hark_kv_free(hark_kv *kv)
+{
+    free(kv->self_k);
+    free(kv->self_v);
+    free(kv->cross_k);
+    free(kv->cross_v);
+    free(kv->scratch);
+    memset(kv, 0, sizeof *kv);
+}
+
+void hark_decoder_set_audio(const hark_model *m, hark_kv *kv, const float *enc_out)
+{
+    size_t d = (size_t)m->hp.n_text_state, ac = (size_t)m->hp.n_audio_ctx;
+    for (int l = 0; l < m->hp.n_text_layer; l++) {
+        const hark_attn *a = &m->dec[l].cross;
+        hark_linear(kv->cross_k + l * ac * d, enc_out, (int)ac, &a->k, NULL);
+        hark_linear(kv->cross_v + l * ac * d, enc_out, (int)ac, &a->v, a->v_b);
+    }
+    kv->cross_computations++;
+    kv->n_past = 0;
+}
+
+typedef struct step_buf {
+    float *x, *h, *q, *att, *mlp, *scores;
+} step_buf;
+
+static step_buf carve(float *s, int n, int d)
+{
+    step_buf b;
+    b.x = s;
+    b.h = b.x + (size_t)n * d;
+    b.q = b.h + (size_t)n * d;
+    b.att = b.q + (size_t)n * d;
+    b.mlp = b.att + (size_t)n * d;
+    b.scores = b.mlp + (size_t)n * 4 * d;
+    return b;
+}
+
+static void self_attention(const hark_model *m, hark_kv *kv, int l, step_buf *b, int n)
+{
+    const hark_attn *a = &m->dec[l].attn;
+    int d = m->hp.n_text_state, past = kv->n_past;
+    size_t base = (size_t)l * m->hp.n_text_ctx * d;
+    float *k = kv->self_k + base, *v = kv->self_v + base;
+    hark_layer_norm(b->h, b->x, n, d, a->ln_w, a->ln_b);
+    hark_linear(b->q, b->h, n, &a->q, a->q_b);
+    hark_linear(k + (size_t)past * d, b->h, n, &a->k, NULL);
+    hark_linear(v + (size_t)past * d, b->h, n, &a->v, a->v_b);
+    hark_attention(b->att, b->q, k, v, n, past + n, d, m->hp.n_text_head, past, b->scores);
+    hark_linear(b->h, b->att, n, &a->o, a->o_b);
+    hark_add(b->x, b->h, (size_t)n * d);
+}
+
+static void cross_attention(const hark_model *m, hark_kv *kv, int l, step_buf *b, int n)
+{
+    const hark_attn *a = &m->dec[l].cross;
+    int d = m->hp.n_text_state, ac = m->hp.n_audio_ctx;
+    size_t base = (size_t)l * ac * d;
+    hark_layer_norm(b->h, b->x, n, d, a->ln_w, a->ln_b);
+    hark_linear(b->q, b->h, n, &a->q, a->q_b);
+    hark_attention(b->att, b->q, kv->cross_k + base, kv->cross_v + base, n, ac, d,
+                   m->hp.n_text_head, -1, b->scores);
+    hark_linear(b->h, b->att, n, &a->o, a->o_b);
+    hark_add(b->x, b->h, (size_t)n * d);
+}
+
+static void mlp(const hark_block *blk, step_buf *b, int n, int d)
+{
+    hark_layer_norm(b->h, b->x, n, d, blk->mlp_ln_w, blk->mlp_ln_b);
+    hark_linear(b->mlp, b->h, n, &blk->fc1, blk->fc1_b);
+    hark_gelu(b->mlp, (size_t)n * 4 * d);
+    hark_linear(b->h, b->mlp, n, &blk->fc2, blk->fc2_b);
+    hark_add(b->x, b->h, (size_t)n * d);
+}
+
+static void embed(const hark_model *m, const int *tokens, int n, int past, float *x)
+{
+    int d = m->hp.n_text_state;
+    size_t esz = hark_dtype_size(m->tok_emb.type);
+    for (int i = 0; i < n; i++) {
+        float *row = x + (size_t)i * d;
+        hark_to_f32(row, (const char *)m->tok_emb.data + (size_t)tokens[i] * d * esz,
+                    m->tok_emb.type, (size_t)d);
+        hark_add(row, m->dec_pos + (size_t)(past + i) * d, (size_t)d);
+    }
+}
+
+int hark_decode(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *logits)
+{
+    int d = m->hp.n_text_state;
+    if (n <= 0 || kv->n_past + n > m->hp.n_text_ctx)
+        return HARK_ERR_ARG;
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= m->hp.n_vocab)
+            return HARK_ERR_ARG;
+    step_buf b = carve(kv->scratch, n, d);
+    embed(m, tokens, n, kv->n_past, b.x);
+    for (int l = 0; l < m->hp.n_text_layer; l++) {
+        self_attention(m, kv, l, &b, n);
+        cross_attention(m, kv, l, &b, n);
+        mlp(&m->dec[l], &b, n, d);
+    }
+    kv->n_past += n;
+    float *last = b.x + (size_t)(n - 1) * d;
+    hark_layer_norm(b.h, last, 1, d, m->dec_ln_w, m->dec_ln_b);
+    hark_linear(logits, b.h, 1, &m->tok_emb, NULL);
+    return 0;
+}

@@ -1,0 +1,76 @@
+/* Whisper's audio encoder: conv1 + GELU, conv2 (stride 2) + GELU, sinusoidal
+ * positions, pre-LN transformer blocks, final LayerNorm.  Activations are
+ * time-major [frames][channels]. */
+#include "internal.h"
+#include "ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* cols[t][c * 3 + k] = x[stride * t + k - 1][c] for a [frames][ch] input
+ * (time-major) or x[c][t'] for a channel-major one; zero outside. */
+static void im2col(float *cols, const float *x, int frames, int ch, int stride, int out_frames,
+                   int channel_major)
+{
+    for (int t = 0; t < out_frames; t++)
+        for (int c = 0; c < ch; c++)
+            for (int k = 0; k < 3; k++) {
+                int src = stride * t + k - 1;
+                float v = 0.0f;
+                if (src >= 0 && src < frames)
+                    v = channel_major ? x[(size_t)c * frames + src] : x[(size_t)src * ch + c];
+                cols[((size_t)t * ch + c) * 3 + k] = v;
+            }
+}
+
+/* One pre-LN self-attention block over x[n][d] (in place). */
+static void encoder_block(const hark_block *b, float *x, int n, int d, int n_head, float *buf)
+{
+    float *h = buf, *q = h + (size_t)n * d, *k = q + (size_t)n * d, *v = k + (size_t)n * d;
+    float *att = v + (size_t)n * d, *mlp = att + (size_t)n * d;
+    float *scores = mlp + (size_t)n * 4 * d;
+    hark_layer_norm(h, x, n, d, b->attn.ln_w, b->attn.ln_b);
+    hark_linear(q, h, n, &b->attn.q, b->attn.q_b);
+    hark_linear(k, h, n, &b->attn.k, NULL);
+    hark_linear(v, h, n, &b->attn.v, b->attn.v_b);
+    hark_attention(att, q, k, v, n, n, d, n_head, -1, scores);
+    hark_linear(h, att, n, &b->attn.o, b->attn.o_b);
+    hark_add(x, h, (size_t)n * d);
+    hark_layer_norm(h, x, n, d, b->mlp_ln_w, b->mlp_ln_b);
+    hark_linear(mlp, h, n, &b->fc1, b->fc1_b);
+    hark_gelu(mlp, (size_t)n * 4 * d);
+    hark_linear(h, mlp, n, &b->fc2, b->fc2_b);
+    hark_add(x, h, (size_t)n * d);
+}
+
+int hark_encode(const hark_model *m, const float *mel, float *out, int n_threads)
+{
+    (void)n_threads;
+    const hark_hparams *hp = &m->hp;
+    int d = hp->n_audio_state, n = hp->n_audio_ctx, frames = 2 * n;
+    size_t cols_size = (size_t)frames * (hp->n_mels > d ? hp->n_mels : d) * 3;
+    size_t block_size = (size_t)n * d * 9 + (size_t)n * n;
+    float *cols = malloc(sizeof(float) * cols_size);
+    float *h1 = malloc(sizeof(float) * (size_t)frames * d);
+    float *buf = malloc(sizeof(float) * block_size);
+    if (!cols || !h1 || !buf) {
+        free(cols);
+        free(h1);
+        free(buf);
+        return HARK_ERR_NOMEM;
+    }
+    im2col(cols, mel, frames, hp->n_mels, 1, frames, 1);
+    hark_linear(h1, cols, frames, &m->conv1, m->conv1_b);
+    hark_gelu(h1, (size_t)frames * d);
+    im2col(cols, h1, frames, d, 2, n, 0);
+    hark_linear(out, cols, n, &m->conv2, m->conv2_b);
+    hark_gelu(out, (size_t)n * d);
+    hark_add(out, m->enc_pos, (size_t)n * d);
+    for (int l = 0; l < hp->n_audio_layer; l++)
+        encoder_block(&m->enc[l], out, n, d, hp->n_audio_head, buf);
+    hark_layer_norm(out, out, n, d, m->enc_ln_w, m->enc_ln_b);
+    free(cols);
+    free(h1);
+    free(buf);
+    return 0;
+}
