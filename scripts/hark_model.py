@@ -450,7 +450,7 @@ def export_ggml(model, path, text_tokens, specials, ftype=1):
 # ---------------------------------------------------------------- decoding
 
 def greedy_window(model, mel_window, specials, suppress, blank_id, sample_len,
-                  timestamps=False):
+                  timestamps=False, margins=None):
     """Greedy decode one window from [sot] (+ notimestamps), openai rules.
 
     Returns (tokens, first_step_logits).  With timestamps off the timestamp
@@ -471,8 +471,41 @@ def greedy_window(model, mel_window, specials, suppress, blank_id, sample_len,
             if step == 0:
                 l[[blank_id, specials.eot]] = -np.inf
             tok = int(torch.argmax(l))
+            if margins is not None:  # how far the choice is from a tie
+                top = torch.topk(l, 2).values
+                margins.append(float(top[0] - top[1]))
             if tok == specials.eot:
                 break
             out.append(tok)
             logits = model.decoder(torch.tensor([[tok]]), xa, cache)[0, -1]
         return out, first
+
+
+def bpe_encode_piece(token_ids, piece):
+    """tiktoken-style BPE of one pre-token: merge the adjacent pair whose merged
+    bytes have the lowest rank (token id) until none is in the vocabulary."""
+    parts = [bytes([b]) for b in piece]
+    while len(parts) > 1:
+        ranks = [(token_ids.get(a + b, None), i) for i, (a, b) in enumerate(zip(parts, parts[1:]))]
+        ranks = [r for r in ranks if r[0] is not None]
+        if not ranks:
+            break
+        _, i = min(ranks)
+        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+    return [token_ids[p] for p in parts]
+
+
+def openai_suppress_tokens(text_tokens):
+    """openai/whisper's non_speech_tokens() for a byte-level vocabulary (every
+    symbol here is a single GPT-2 pre-token, so BPE of the whole string is exact)."""
+    ids = {t: i for i, t in enumerate(text_tokens)}
+    enc = lambda s: bpe_encode_piece(ids, s.encode("utf-8"))
+    symbols = list('"#()*+/:;<=>@[\\]^_`{|}~「」『』')
+    symbols += "<< >> <<< >>> -- --- -( -[ (' (\" (( )) ((( ))) [[ ]] {{ }} ♪♪ ♪♪♪".split()
+    misc = "♩♪♫♬♭♮♯"
+    result = {enc(" -")[0], enc(" '")[0]}
+    for symbol in symbols + list(misc):
+        for toks in (enc(symbol), enc(" " + symbol)):
+            if len(toks) == 1 or symbol in misc:
+                result.add(toks[0])
+    return sorted(result)

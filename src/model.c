@@ -95,7 +95,10 @@ static int shape_str(char *out, size_t n, const int64_t *s, int ndim)
  * may also come as [n, 1], as whisper.cpp stores it). */
 static int find(binder *b, const int64_t *want, int ndim, hark_raw_tensor *t)
 {
-    if (b->lookup(b->source, b->name, t) != 0)
+    int found = b->lookup(b->source, b->name, t);
+    if (found == -2) /* present in a type hark cannot use; the loader said why */
+        return HARK_ERR_FORMAT;
+    if (found != 0)
         return hark_fail(b->e, HARK_ERR_FORMAT, "%s: missing tensor %s", b->what, b->name);
     int ok = t->ndim == ndim;
     for (int i = 0; ok && i < ndim; i++)
@@ -279,39 +282,46 @@ static int is_directory(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Suppressed by default when a model states no list of its own: openai's
- * "-1", the non-speech symbols, found by their bytes in this vocabulary. */
+/* Adds the first token of text's encoding when it is a single token (or
+ * always, when any_length), as openai's non_speech_tokens() does. */
+static int add_first_token(hark_model *m, const char *text, int any_length)
+{
+    int *ids, n = hark_tokenize(&m->vocab, text, &ids);
+    if (n < 0)
+        return -1;
+    int id = n > 0 ? ids[0] : -1;
+    free(ids);
+    if (id < 0 || (n != 1 && !any_length))
+        return 0;
+    for (int i = 0; i < m->n_suppress; i++)
+        if (m->suppress[i] == id)
+            return 0;
+    m->suppress[m->n_suppress++] = id;
+    return 0;
+}
+
+/* Suppressed when a model states no list of its own (ggml files): openai's
+ * suppress_tokens "-1", the non-speech symbols as this vocabulary encodes them. */
 static int default_suppress(hark_model *m)
 {
     static const char *const symbols[] = {
         "\"", "#", "(", ")", "*", "+", "/", ":", ";", "<", "=", ">", "@", "[", "\\", "]", "^",
         "_", "`", "{", "|", "}", "~", "「", "」", "『", "』", "<<", ">>", "<<<", ">>>", "--",
         "---", "-(", "-[", "('", "(\"", "((", "))", "(((", ")))", "[[", "]]", "{{", "}}",
-        "♪♪", "♪♪♪", "♩", "♪", "♫", "♬", "♭", "♮", "♯"};
-    int n = (int)(sizeof symbols / sizeof symbols[0]);
-    m->suppress = malloc(sizeof(int) * (size_t)(2 * n + 2));
+        "♪♪", "♪♪♪"};
+    static const char *const misc[] = {"♩", "♪", "♫", "♬", "♭", "♮", "♯"};
+    int n_sym = (int)(sizeof symbols / sizeof symbols[0]), n_misc = 7;
+    m->suppress = malloc(sizeof(int) * (size_t)(2 * (n_sym + n_misc) + 2));
     if (!m->suppress)
         return -1;
-    int k = 0;
-    for (int i = 0; i < n; i++) {
-        char spaced[16];
-        int id = hark_vocab_lookup(&m->vocab, symbols[i], (int)strlen(symbols[i]));
-        if (id >= 0)
-            m->suppress[k++] = id;
-        snprintf(spaced, sizeof spaced, " %s", symbols[i]);
-        id = hark_vocab_lookup(&m->vocab, spaced, (int)strlen(spaced));
-        if (id >= 0)
-            m->suppress[k++] = id;
+    int rc = add_first_token(m, " -", 1) | add_first_token(m, " '", 1);
+    char spaced[16];
+    for (int i = 0; i < n_sym + n_misc; i++) {
+        const char *sym = i < n_sym ? symbols[i] : misc[i - n_sym];
+        snprintf(spaced, sizeof spaced, " %s", sym);
+        rc |= add_first_token(m, sym, i >= n_sym) | add_first_token(m, spaced, i >= n_sym);
     }
-    /* " -" and " '" only; "-" and "'" alone are kept, as openai does */
-    const char *const spaced_only[] = {" -", " '"};
-    for (int i = 0; i < 2; i++) {
-        int id = hark_vocab_lookup(&m->vocab, spaced_only[i], 2);
-        if (id >= 0)
-            m->suppress[k++] = id;
-    }
-    m->n_suppress = k;
-    return 0;
+    return rc;
 }
 
 hark_model *hark_model_load(const char *path, char *err, size_t errlen)

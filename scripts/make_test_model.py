@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""Builds hark's small random test model and the reference values its C tests
+compare against.
+
+Writes tests/data/tiny-random/:
+  hf-f32/, hf-f16/       Hugging Face Whisper directories (safetensors F32 / F16)
+  model-f32.bin, model-f16.bin   whisper.cpp ggml files
+  ref_mel.npy            log-mel of tests/data/clip.wav as transcription computes it
+                         (whole clip + 30 s of zeros), first content_frames + one window
+  ref_encoder.npy        encoder output of the first window
+  ref_logits.npy         logits after [sot, notimestamps] for the first window
+  ref.json               greedy tokens of every window, and the facts above
+
+All weights are rounded to f16-representable values first, so the f32 and f16
+files hold the same numbers and every format must give the same tokens.
+Run: /usr/bin/python3 scripts/make_test_model.py
+"""
+import json
+import os
+import sys
+import wave
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hark_model as hm  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "tests", "data", "tiny-random")
+CLIP = os.path.join(ROOT, "tests", "data", "clip.wav")
+
+TOK_SCALE = float(os.environ.get("TOK_SCALE", 2.0))
+POS_STD = float(os.environ.get("POS_STD", 1.0))
+TEXT = ("the quick brown fox jumps over the lazy dog and hark reads whisper models "
+        "then writes what it hears in plain text with timestamps for every segment")
+
+
+def train_bpe(text, n_merges):
+    """A tiny byte-level BPE: enough merges to exercise the merge tables."""
+    words = [list(bytes(" " + w, "utf-8")) for w in text.split()]
+    words = [[bytes([b]) for b in w] for w in words]
+    merges = []
+    for _ in range(n_merges):
+        counts = {}
+        for w in words:
+            for a, b in zip(w, w[1:]):
+                counts[(a, b)] = counts.get((a, b), 0) + 1
+        if not counts:
+            break
+        (a, b), _ = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
+        merges.append((a, b))
+        for w in words:
+            i = 0
+            while i + 1 < len(w):
+                if w[i] == a and w[i + 1] == b:
+                    w[i:i + 2] = [a + b]
+                else:
+                    i += 1
+    tokens = [bytes([i]) for i in range(256)] + [a + b for a, b in merges]
+    return tokens, merges
+
+
+def read_wav(path):
+    with wave.open(path) as w:
+        assert w.getframerate() == 16000 and w.getnchannels() == 1 and w.getsampwidth() == 2
+        data = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
+    return data.astype(np.float32) / 32768.0
+
+
+def build_model(n_text):
+    n_audio_ctx = 100
+    sp = hm.Specials(n_text, n_langs=1, n_timestamps=n_audio_ctx + 1)
+    dims = hm.Dims(n_mels=80, n_audio_ctx=n_audio_ctx, n_audio_state=64, n_audio_head=4,
+                   n_audio_layer=2, n_vocab=sp.n_vocab, n_text_ctx=64, n_text_state=64,
+                   n_text_head=4, n_text_layer=2)
+    torch.manual_seed(1234)
+    model = hm.Whisper(dims)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.ndim == 1:
+                p.copy_(torch.randn_like(p) * 0.1 + (1.0 if name.endswith("ln.weight") or
+                                                     "_ln.weight" in name else 0.0))
+            else:
+                p.copy_(torch.randn_like(p) / np.sqrt(p.shape[-1]))
+        model.decoder.token_embedding.weight.mul_(TOK_SCALE)  # decisive logits: no near-ties
+        model.decoder.positional_embedding.normal_(0, POS_STD)
+        for p in model.parameters():  # f16-representable: f32 and f16 files agree
+            p.copy_(p.half().float())
+        model.encoder.positional_embedding.copy_(model.encoder.positional_embedding.half().float())
+    return model.eval(), sp
+
+
+def main():
+    tokens, merges = train_bpe(TEXT, 120)
+    model, sp = build_model(len(tokens))
+    # generation_config's suppress_tokens: openai's list, which hark also
+    # derives itself for a ggml file (which has no such list)
+    sp.suppress = hm.openai_suppress_tokens(tokens)
+    suppress = sp.suppress + list(range(sp.sot, sp.timestamp_begin))
+    blank = tokens.index(b" ")
+    os.makedirs(OUT, exist_ok=True)
+    hm.export_hf(model, os.path.join(OUT, "hf-f32"), tokens, merges, sp, dtype=torch.float32)
+    hm.export_hf(model, os.path.join(OUT, "hf-f16"), tokens, merges, sp, dtype=torch.float16)
+    hm.export_ggml(model, os.path.join(OUT, "model-f32.bin"), tokens, sp, ftype=0)
+    hm.export_ggml(model, os.path.join(OUT, "model-f16.bin"), tokens, sp, ftype=1)
+
+    audio = read_wav(CLIP)
+    mel = hm.log_mel_spectrogram(audio, 80, padding=480000)
+    window = 2 * model.dims.n_audio_ctx
+    content = mel.shape[-1] - 3000
+    windows, margins = [], []
+    seek = 0
+    while seek < content:
+        toks, first = hm.greedy_window(model, mel[:, seek:seek + window], sp, suppress, blank,
+                                       model.dims.n_text_ctx // 2, margins=margins)
+        windows.append({"seek": seek, "tokens": toks})
+        seek += window
+    with torch.no_grad():
+        enc = model.encoder(mel[None, :, :window])[0]
+        logits = model.decoder(torch.tensor([[sp.sot, sp.notimestamps]]), enc[None])[0, -1]
+    top = torch.topk(logits, 2).values
+    np.save(os.path.join(OUT, "ref_mel.npy"), mel[:, :content + window].numpy().astype(np.float32))
+    np.save(os.path.join(OUT, "ref_encoder.npy"), enc.numpy().astype(np.float32))
+    np.save(os.path.join(OUT, "ref_logits.npy"), logits.numpy().astype(np.float32))
+    ref = {"clip": "tests/data/clip.wav", "n_samples": len(audio), "content_frames": content,
+           "window_frames": window, "sot": sp.sot, "notimestamps": sp.notimestamps,
+           "eot": sp.eot, "n_vocab": sp.n_vocab, "windows": windows,
+           "text": b"".join(tokens[t] for w in windows for t in w["tokens"]).decode("utf-8", "replace")}
+    with open(os.path.join(OUT, "ref.json"), "w") as f:
+        json.dump(ref, f, indent=1)
+    print("windows:", len(windows), "smallest top-2 logit margin of any greedy step:",
+          min(margins), "distinct tokens:", len({t for w in windows for t in w["tokens"]}))
+    print("text:", ref["text"][:200])
+
+
+if __name__ == "__main__":
+    main()

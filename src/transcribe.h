@@ -1,0 +1,31 @@
+/* The transcription loop's results, shared by the context and the writers. */
+#ifndef HARK_TRANSCRIBE_H
+#define HARK_TRANSCRIBE_H
+
+#include "internal.h"
+
+typedef struct hark_segment {
+    int seek;             /* mel frame where its window started */
+    double start, end;    /* seconds */
+    char *text;           /* valid UTF-8 */
+    int *tokens;
+    float *probs;
+    char **token_text;    /* each token's bytes, made valid UTF-8 */
+    int n_tokens;
+    float temperature, avg_logprob, compression_ratio, no_speech_prob;
+} hark_segment;
+
+typedef struct hark_result {
+    hark_segment *seg;
+    int n, cap;
+    char *text;
+    char language[16];
+    double audio_seconds;
+} hark_result;
+
+void hark_result_clear(hark_result *r);
+/* Transcribes 16 kHz mono samples into r. */
+int hark_run(const hark_model *m, const hark_params *p, const float *samples, size_t n,
+             hark_result *r, hark_error *e);
+
+#endif
