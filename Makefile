@@ -3,7 +3,7 @@ PREFIX ?= /usr/local
 CC ?= cc
 PKGS = fftw3f sndfile openblas libcjson soxr zlib
 DEB_PKGS = build-essential pkg-config libfftw3-dev libsndfile1-dev libopenblas-dev \
-           libcjson-dev libsoxr-dev zlib1g-dev
+           libcjson-dev libsoxr-dev zlib1g-dev sox
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
@@ -30,26 +30,26 @@ all: $(B)/hark $(B)/libhark.a $(B)/libhark.so
 
 $(B)/obj/%.o: src/%.c $(HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -c $< -o $@
 $(B)/san/obj/%.o: src/%.c $(HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(SAN_FLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -c $< -o $@
+	@echo "  CC $@"; $(CC) $(WARN) $(SAN_FLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -c $< -o $@
 
 $(B)/libhark.a: $(LIB_OBJ)
-	ar rcs $@ $^
+	@ar rcs $@ $^
 $(B)/libhark.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDLIBS)
+	@echo "  CC $@"; $(CC) -shared -o $@ $^ $(LDLIBS)
 $(B)/hark: $(CLI_OBJ) $(B)/libhark.a
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(B)/libhark.a $(LDLIBS)
+	@echo "  CC $@"; $(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(B)/libhark.a $(LDLIBS)
 $(B)/san/hark: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ)
-	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+	@echo "  CC $@"; $(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/tests/%: tests/%.c $(B)/libhark.a $(HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libhark.a $(LDLIBS)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libhark.a $(LDLIBS)
 $(B)/san/tests/%: tests/%.c $(SAN_LIB_OBJ) $(HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(SAN_FLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -o $@ $< $(SAN_LIB_OBJ) $(LDLIBS)
+	@echo "  CC $@"; $(CC) $(WARN) $(SAN_FLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -o $@ $< $(SAN_LIB_OBJ) $(LDLIBS)
 
 # Installs the Debian packages the build needs, when any is missing.
 deps:
@@ -64,7 +64,8 @@ test: deps
 test-fast: all $(TESTS) $(B)/san/hark $(SAN_TESTS)
 	@bash tests/run.sh
 
-demo: all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@for f in samples/*.wav; do echo "== $$f"; ./$(B)/hark "$$f" || exit 1; done
 
 install: all

@@ -78,6 +78,13 @@ double hark_segment_end(const hark_context *ctx, int i);
 int hark_segment_n_tokens(const hark_context *ctx, int i);
 hark_token_info hark_segment_token(const hark_context *ctx, int i, int j);
 
+/* The last results as "txt", "srt", "vtt", "tsv" or "json" (malloc'd; NULL
+ * for an unknown format). */
+char *hark_format_output(const hark_context *ctx, const char *format);
+/* Writes them to path through a temporary file renamed into place. */
+int hark_write_output(const hark_context *ctx, const char *format, const char *path, char *err,
+                      size_t errlen);
+
 /* Reads an audio file into mono 16 kHz float samples (caller frees with free()). */
 int hark_read_audio(const char *path, float **samples, size_t *n_samples, char *err, size_t errlen);
 

@@ -1,0 +1,227 @@
+/* Writers: txt, srt, vtt, tsv and json, formatted as openai/whisper's writers
+ * format them; files are written under a temporary name and renamed. */
+#include <cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "transcribe.h"
+
+const hark_result *hark_context_result(const hark_context *c);
+
+typedef struct sbuf {
+    char *s;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (k < 0 || b->oom)
+        return;
+    if (b->n + (size_t)k + 1 > b->cap) {
+        size_t cap = (b->cap ? b->cap * 2 : 1024) + (size_t)k;
+        char *p = realloc(b->s, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->s = p;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)k;
+}
+
+/* Segment text without surrounding blanks, as the writers print it. */
+static char *stripped(const char *t)
+{
+    while (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')
+        t++;
+    size_t n = strlen(t);
+    while (n && (t[n - 1] == ' ' || t[n - 1] == '\t' || t[n - 1] == '\n' || t[n - 1] == '\r'))
+        n--;
+    return strndup(t, n);
+}
+
+/* openai's format_timestamp: hours always (srt) or only when non-zero (vtt). */
+static void put_time(sbuf *b, double seconds, int always_hours, char sep)
+{
+    long ms = lround(seconds * 1000.0);
+    long h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60;
+    if (always_hours || h > 0)
+        put(b, "%02ld:", h);
+    put(b, "%02ld:%02ld%c%03ld", m, s, sep, ms % 1000);
+}
+
+static void put_txt(sbuf *b, const hark_result *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        char *t = stripped(r->seg[i].text);
+        put(b, "%s\n", t ? t : "");
+        free(t);
+    }
+}
+
+/* The text of a subtitle cue: "-->" cannot appear inside one. */
+static void put_cue_text(sbuf *b, const char *text)
+{
+    char *t = stripped(text);
+    for (char *p = t; p && *p; p++) {
+        if (strncmp(p, "-->", 3) == 0) {
+            put(b, "->");
+            p += 2;
+        } else {
+            put(b, "%c", *p);
+        }
+    }
+    put(b, "\n");
+    free(t);
+}
+
+static void put_srt(sbuf *b, const hark_result *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        put(b, "%d\n", i + 1);
+        put_time(b, r->seg[i].start, 1, ',');
+        put(b, " --> ");
+        put_time(b, r->seg[i].end, 1, ',');
+        put(b, "\n");
+        put_cue_text(b, r->seg[i].text);
+        put(b, "\n");
+    }
+}
+
+static void put_vtt(sbuf *b, const hark_result *r)
+{
+    put(b, "WEBVTT\n\n");
+    for (int i = 0; i < r->n; i++) {
+        put_time(b, r->seg[i].start, 0, '.');
+        put(b, " --> ");
+        put_time(b, r->seg[i].end, 0, '.');
+        put(b, "\n");
+        put_cue_text(b, r->seg[i].text);
+        put(b, "\n");
+    }
+}
+
+static void put_tsv(sbuf *b, const hark_result *r)
+{
+    put(b, "start\tend\ttext\n");
+    for (int i = 0; i < r->n; i++) {
+        char *t = stripped(r->seg[i].text);
+        for (char *p = t; p && *p; p++)
+            if (*p == '\t')
+                *p = ' ';
+        put(b, "%ld\t%ld\t%s\n", lround(r->seg[i].start * 1000), lround(r->seg[i].end * 1000),
+            t ? t : "");
+        free(t);
+    }
+}
+
+static cJSON *segment_json(const hark_segment *s, int id)
+{
+    cJSON *o = cJSON_CreateObject(), *toks = cJSON_CreateArray();
+    cJSON_AddNumberToObject(o, "id", id);
+    cJSON_AddNumberToObject(o, "seek", s->seek);
+    cJSON_AddNumberToObject(o, "start", s->start);
+    cJSON_AddNumberToObject(o, "end", s->end);
+    cJSON_AddStringToObject(o, "text", s->text);
+    for (int j = 0; j < s->n_tokens; j++) {
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddNumberToObject(t, "id", s->tokens[j]);
+        cJSON_AddStringToObject(t, "text", s->token_text[j]);
+        cJSON_AddNumberToObject(t, "p", round(s->probs[j] * 1e6) / 1e6);
+        cJSON_AddItemToArray(toks, t);
+    }
+    cJSON_AddItemToObject(o, "tokens", toks);
+    cJSON_AddNumberToObject(o, "temperature", s->temperature);
+    cJSON_AddNumberToObject(o, "avg_logprob", round(s->avg_logprob * 1e6) / 1e6);
+    cJSON_AddNumberToObject(o, "compression_ratio", round(s->compression_ratio * 1e6) / 1e6);
+    cJSON_AddNumberToObject(o, "no_speech_prob", round(s->no_speech_prob * 1e6) / 1e6);
+    return o;
+}
+
+static void put_json(sbuf *b, const hark_result *r)
+{
+    cJSON *root = cJSON_CreateObject(), *segs = cJSON_CreateArray();
+    cJSON_AddStringToObject(root, "text", r->text ? r->text : "");
+    for (int i = 0; i < r->n; i++)
+        cJSON_AddItemToArray(segs, segment_json(&r->seg[i], i));
+    cJSON_AddItemToObject(root, "segments", segs);
+    cJSON_AddStringToObject(root, "language", r->language);
+    char *s = cJSON_PrintUnformatted(root);
+    if (s)
+        put(b, "%s\n", s);
+    else
+        b->oom = 1;
+    free(s);
+    cJSON_Delete(root);
+}
+
+static const struct {
+    const char *name;
+    void (*write)(sbuf *, const hark_result *);
+} WRITERS[] = {{"txt", put_txt}, {"srt", put_srt}, {"vtt", put_vtt}, {"tsv", put_tsv},
+               {"json", put_json}};
+
+char *hark_format_output(const hark_context *ctx, const char *format)
+{
+    const hark_result *r = hark_context_result(ctx);
+    for (size_t i = 0; i < sizeof WRITERS / sizeof WRITERS[0]; i++)
+        if (strcmp(format, WRITERS[i].name) == 0) {
+            sbuf b = {0};
+            put(&b, "%s", "");
+            WRITERS[i].write(&b, r);
+            if (b.oom) {
+                free(b.s);
+                return NULL;
+            }
+            return b.s;
+        }
+    return NULL;
+}
+
+int hark_write_output(const hark_context *ctx, const char *format, const char *path, char *err,
+                      size_t errlen)
+{
+    char *text = hark_format_output(ctx, format);
+    if (!text) {
+        snprintf(err, errlen, "%s: unknown format %s", path, format);
+        return HARK_ERR_ARG;
+    }
+    size_t tlen = strlen(path) + 32;
+    char *tmp = malloc(tlen);
+    int rc = 0;
+    snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f || fwrite(text, 1, strlen(text), f) != strlen(text) || fflush(f) != 0 ||
+        fsync(fileno(f)) != 0) {
+        snprintf(err, errlen, "%s: cannot write", path);
+        rc = HARK_ERR_IO;
+    }
+    if (f && fclose(f) != 0 && !rc) {
+        snprintf(err, errlen, "%s: cannot write", path);
+        rc = HARK_ERR_IO;
+    }
+    if (!rc && rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%s: cannot rename into place", path);
+        rc = HARK_ERR_IO;
+    }
+    if (rc)
+        remove(tmp);
+    free(tmp);
+    free(text);
+    return rc;
+}

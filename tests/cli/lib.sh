@@ -1,0 +1,28 @@
+# Shared helpers for the CLI tests: counted checks and a closing summary line.
+set -u
+HARK=${HARK:-build/hark}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+PASS=0 FAIL=0 SKIP=0
+
+ok() { PASS=$((PASS + 1)); }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL ${BASH_SOURCE[1]##*/}:${BASH_LINENO[0]}: $*"; }
+skip() { SKIP=$((SKIP + 1)); echo "SKIP $*"; }
+summary() { echo "# ${1}: $PASS passed, $FAIL failed, $SKIP skipped"; [ "$FAIL" -eq 0 ]; }
+
+# expect_eq WHAT GOT WANT
+expect_eq() { if [ "$2" == "$3" ]; then ok; else bad "$1: got [$2] want [$3]"; fi; }
+
+# expect_error "exact stderr line" args... : exit 1, exactly that one line on
+# stderr (so a sanitizer report fails it too), nothing on stdout.
+expect_error() {
+    local want=$1; shift
+    "$HARK" "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    expect_eq "exit status of hark $*" "$rc" 1
+    expect_eq "stderr of hark $*" "$(cat "$TMP/err")" "$want"
+    expect_eq "stdout of hark $*" "$(wc -c <"$TMP/out")" 0
+}
+
+# le32 N: four little-endian bytes, for crafting headers with printf.
+le32() { printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 & 255)) $((($1 >> 8) & 255)) $((($1 >> 16) & 255)) $((($1 >> 24) & 255)))"; }

@@ -1,0 +1,91 @@
+# Every bad input: one line "hark: <file>: <problem>", exit 1, no crash, no
+# leak (the sanitized build runs this too), nothing written.
+. "$(dirname "$0")/lib.sh"
+M=tests/data/tiny-random/hf-f32
+G=tests/data/tiny-random/model-f32.bin
+CLIP=tests/data/clip.wav
+T=$TMP
+
+# ---- audio
+expect_error "hark: $T/missing.wav: No such file or directory" -m $M $T/missing.wav
+: >$T/empty.wav
+expect_error "hark: $T/empty.wav: empty file" -m $M $T/empty.wav
+echo "this is not audio" >$T/text.wav
+expect_error "hark: $T/text.wav: not a readable audio file (Format not recognised.)" -m $M $T/text.wav
+head -c 30 $CLIP >$T/header_cut.wav
+expect_error "hark: $T/header_cut.wav: not a readable audio file (Error in WAV file. No 'data' chunk marker.)" -m $M $T/header_cut.wav
+head -c 100044 $CLIP >$T/truncated.wav
+expect_error "hark: $T/truncated.wav: truncated: data chunk claims 234240 bytes, file has 100000" -m $M $T/truncated.wav
+{ head -c 40 $CLIP; le32 999999; tail -c +45 $CLIP; } >$T/claims_more.wav
+expect_error "hark: $T/claims_more.wav: truncated: data chunk claims 999999 bytes, file has 234240" -m $M $T/claims_more.wav
+{ head -c 40 $CLIP; le32 0; } >$T/zero.wav
+expect_error "hark: $T/zero.wav: no audio samples" -m $M $T/zero.wav
+# 32-bit float WAV with a NaN as sample 3
+{ printf 'RIFF'; le32 52; printf 'WAVEfmt '; le32 16; printf '\x03\x00\x01\x00'; le32 16000; le32 64000
+  printf '\x04\x00\x20\x00data'; le32 16; printf '\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\xc0\x7f'; } >$T/nan.wav
+expect_error "hark: $T/nan.wav: sample 3 is NaN or infinite" -m $M $T/nan.wav
+{ printf 'RIFF'; le32 44; printf 'WAVEfmt '; le32 16; printf '\x03\x00\x01\x00'; le32 16000; le32 64000
+  printf '\x04\x00\x20\x00data'; le32 8; printf '\x00\x00\x80\x7f\x00\x00\x00\x00'; } >$T/inf.wav
+expect_error "hark: $T/inf.wav: sample 0 is NaN or infinite" -m $M $T/inf.wav
+
+# odd rates and channel counts transcribe
+if command -v sox >/dev/null; then
+    sox $CLIP -r 8000 $T/r8k.wav; sox $CLIP -r 96000 $T/r96k.wav
+    sox $CLIP -c 6 $T/six.wav; sox $CLIP -r 44100 -c 2 $T/st.flac
+    for f in r8k.wav r96k.wav six.wav st.flac; do
+        "$HARK" -m $M $T/$f >$T/out 2>$T/err; rc=$?
+        expect_eq "$f transcribes" "$rc $(wc -l <$T/out) $(wc -c <$T/err)" "0 4 0"
+    done
+else
+    skip "sox absent: rate and channel variants not made"
+fi
+
+# ---- Hugging Face directories
+mkdir $T/noconfig; cp $M/vocab.json $M/merges.txt $T/noconfig/
+expect_error "hark: $T/noconfig: no config.json (not a Hugging Face Whisper directory)" -m $T/noconfig $CLIP
+hfdir() { rm -rf $T/hf; mkdir $T/hf; cp $M/*.json $M/merges.txt $T/hf/; }
+hfdir; sed -i '/"d_model"/d' $T/hf/config.json
+expect_error "hark: $T/hf/config.json: missing \"d_model\"" -m $T/hf $CLIP
+hfdir; printf '{"vocab_size": 462,' >$T/hf/config.json
+expect_error "hark: $T/hf/config.json: malformed JSON" -m $T/hf $CLIP
+hfdir; printf '{"a": ' >$T/hf/generation_config.json; cp $M/model.safetensors $T/hf/
+expect_error "hark: $T/hf/generation_config.json: malformed JSON" -m $T/hf $CLIP
+
+st() { # st JSON DATA_BYTES > file: a safetensors file
+    le32 ${#1}; printf '\x00\x00\x00\x00%s' "$1"; head -c "$2" /dev/zero; }
+hfdir; { le32 5000; printf '\x00\x00\x00\x00{}'; } >$T/hf/model.safetensors
+expect_error "hark: $T/hf/model.safetensors: header length 5000 exceeds the file (10 bytes)" -m $T/hf $CLIP
+hfdir; st '{"model.encoder.conv1.bias":{"dtype":"F32","shape":[64],"data_offsets":[0,256]}}' 100 >$T/hf/model.safetensors
+expect_error "hark: $T/hf/model.safetensors: tensor model.encoder.conv1.bias offsets [0, 256) lie outside the 100 data bytes" -m $T/hf $CLIP
+hfdir; st '{"a":{"dtype":"F32","shape":[64],"data_offsets":[0,256]},"b":{"dtype":"F32","shape":[64],"data_offsets":[128,384]}}' 384 >$T/hf/model.safetensors
+expect_error "hark: $T/hf/model.safetensors: tensors a and b overlap" -m $T/hf $CLIP
+hfdir; st '{"a":{"dtype":"F32","shape":[64],"data_offsets":[0,128]}}' 128 >$T/hf/model.safetensors
+expect_error "hark: $T/hf/model.safetensors: tensor a holds 128 bytes, its shape needs 256" -m $T/hf $CLIP
+hfdir; st '{"model.encoder.conv1.weight":{"dtype":"F32","shape":[64,80,2],"data_offsets":[0,40960]}}' 40960 >$T/hf/model.safetensors
+expect_error "hark: $T/hf/model.safetensors: tensor encoder.conv1.weight has shape [64, 80, 2], expected [64, 80, 3]" -m $T/hf $CLIP
+hfdir; st '{"model.encoder.conv1.weight":{"dtype":"I32","shape":[64,80,3],"data_offsets":[0,61440]}}' 61440 >$T/hf/model.safetensors
+expect_error "hark: $T/hf/model.safetensors: tensor model.encoder.conv1.weight has dtype I32; hark reads F32, F16 and BF16" -m $T/hf $CLIP
+hfdir; st '{}' 0 >$T/hf/model.safetensors
+expect_error "hark: $T/hf/model.safetensors: missing tensor encoder.conv1.weight" -m $T/hf $CLIP
+hfdir
+expect_error "hark: $T/hf: no model.safetensors" -m $T/hf $CLIP
+
+# ---- ggml files
+{ printf 'lmgx'; tail -c +5 $G; } >$T/magic.bin
+expect_error "hark: $T/magic.bin: bad magic 0x78676d6c (not a whisper.cpp ggml file)" -m $T/magic.bin $CLIP
+head -c $(($(wc -c <$G) - 1000)) $G >$T/cut.bin
+expect_error "hark: $T/cut.bin: truncated in tensor decoder.blocks.1.mlp_ln.weight" -m $T/cut.bin $CLIP
+# header, no filters, a vocabulary of 400 tokens of which the file holds one
+{ head -c 48 $G; le32 0; le32 0; le32 400; le32 1; printf 'a'; } >$T/vocab.bin
+expect_error "hark: $T/vocab.bin: truncated in the vocabulary" -m $T/vocab.bin $CLIP
+{ head -c 48 $G; le32 0; le32 0; le32 100000; } >$T/vocab2.bin
+expect_error "hark: $T/vocab2.bin: vocabulary count 100000 (n_vocab 462)" -m $T/vocab2.bin $CLIP
+: >$T/empty.bin
+expect_error "hark: $T/empty.bin: truncated in the magic" -m $T/empty.bin $CLIP
+expect_error "hark: $T/nomodel.bin: No such file or directory" -m $T/nomodel.bin $CLIP
+
+# a failed input writes nothing
+mkdir $T/o
+"$HARK" -m $M -o $T/o $T/text.wav 2>/dev/null
+expect_eq "nothing written for a bad input" "$(ls -A $T/o | wc -l)" 0
+summary bad_input

@@ -1,0 +1,55 @@
+# The hark command on the small random test model: formats agree, stdin works,
+# outputs land whole, mel writes the transcription's log-mel.
+. "$(dirname "$0")/lib.sh"
+M=tests/data/tiny-random
+CLIP=tests/data/clip.wav
+
+"$HARK" --version >"$TMP/v"; expect_eq "--version" "$(cat "$TMP/v")" "hark 0.1.0"
+"$HARK" --help | grep -q "^usage: hark" && ok || bad "--help prints the usage"
+
+# every model file gives the same transcript
+"$HARK" -m $M/hf-f32 $CLIP >"$TMP/a.txt" 2>"$TMP/err"; expect_eq "hf-f32 exit" $? 0
+for m in $M/hf-f16 $M/model-f32.bin $M/model-f16.bin; do
+    "$HARK" -m $m $CLIP >"$TMP/b.txt"
+    cmp -s "$TMP/a.txt" "$TMP/b.txt" && ok || bad "$m transcript differs from hf-f32"
+done
+expect_eq "one line per window" "$(wc -l <"$TMP/a.txt")" 4
+
+# stdin gives the same as the file
+"$HARK" -m $M/hf-f32 - <$CLIP >"$TMP/c.txt"
+cmp -s "$TMP/a.txt" "$TMP/c.txt" && ok || bad "stdin transcript differs"
+
+# -o writes txt and json by default, nothing else, no temporary files left
+mkdir "$TMP/out"
+"$HARK" -m $M/hf-f32 -o "$TMP/out" $CLIP; expect_eq "-o exit" $? 0
+expect_eq "files written" "$(ls "$TMP/out" | tr '\n' ' ')" "clip.json clip.txt "
+cmp -s "$TMP/a.txt" "$TMP/out/clip.txt" && ok || bad "written txt differs from stdout"
+grep -q '"segments":\[{"id":0,"seek":0,"start":0,"end":2,"text":' "$TMP/out/clip.json" && ok || bad "json segments"
+grep -q '"language":"en"' "$TMP/out/clip.json" && ok || bad "json language"
+grep -qE '"tokens":\[\{"id":[0-9]+,"text":"[^"]*","p":0\.[0-9]+\}' "$TMP/out/clip.json" && ok || bad "json tokens"
+
+# all formats
+"$HARK" -m $M/hf-f32 -o "$TMP/out" -f all $CLIP
+expect_eq "all formats" "$(ls "$TMP/out" | tr '\n' ' ')" "clip.json clip.srt clip.tsv clip.txt clip.vtt "
+expect_eq "srt cue 2 timing" "$(sed -n 6p "$TMP/out/clip.srt")" "00:00:02,000 --> 00:00:04,000"
+expect_eq "vtt header" "$(head -n 1 "$TMP/out/clip.vtt")" "WEBVTT"
+expect_eq "vtt last cue timing" "$(grep -- '-->' "$TMP/out/clip.vtt" | tail -n 1)" "00:06.000 --> 00:07.320"
+expect_eq "tsv header" "$(head -n 1 "$TMP/out/clip.tsv")" "$(printf 'start\tend\ttext')"
+expect_eq "tsv last times" "$(tail -n 1 "$TMP/out/clip.tsv" | cut -f1,2)" "$(printf '6000\t7320')"
+
+# hark mel: [80, frames] float32, frames = (samples + 30 s) / 160
+"$HARK" mel $CLIP -o "$TMP/m.npy"; expect_eq "mel exit" $? 0
+expect_eq "mel file size" "$(wc -c <"$TMP/m.npy")" $((128 + 80 * ((117120 + 480000) / 160) * 4))
+head -c 80 "$TMP/m.npy" | grep -q "'shape': (80, 3732)" && ok || bad "mel npy shape"
+
+# usage errors exit 2
+"$HARK" >/dev/null 2>&1; expect_eq "no input exit" $? 2
+"$HARK" -f doc $CLIP >/dev/null 2>&1; expect_eq "bad format exit" $? 2
+
+# no model anywhere: a clear message
+(cd "$TMP" && HARK_MODEL= "$OLDPWD/$HARK" "$OLDPWD/$CLIP" >/dev/null 2>"$TMP/err"); rc=$?
+if [ -d models ] && ls models/*/config.json >/dev/null 2>&1; then skip "a default model exists"; else
+expect_eq "no model exit" $rc 1
+expect_eq "no model message" "$(cat "$TMP/err")" "hark: no model given and none found in models/: pass -m MODEL (a Hugging Face Whisper directory or a whisper.cpp .bin)"
+fi
+summary cli
