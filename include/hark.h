@@ -32,12 +32,28 @@ enum hark_status {
 typedef struct hark_model hark_model;
 typedef struct hark_context hark_context;
 
+#define HARK_MAX_TEMPERATURES 16
+
 typedef struct hark_params {
-    int n_threads;          /* threads for the numeric kernels; default 1          */
-    int timestamps;         /* 1: predict timestamp tokens and segment by them     */
-    int max_tokens;         /* tokens sampled per window; 0 = n_text_ctx / 2       */
-    const char *language;   /* language code for multilingual models; NULL = "en" */
-    int translate;          /* task translate instead of transcribe               */
+    int n_threads;          /* threads for the numeric kernels; default 1                 */
+    int timestamps;         /* 1 (default): timestamp tokens, segments from their pairs  */
+    int max_tokens;         /* tokens sampled per window; 0 = n_text_ctx / 2              */
+    const char *language;   /* multilingual models: a code ("de"), or NULL/"auto" to detect */
+    int translate;          /* task translate instead of transcribe (multilingual only)   */
+    /* decoding, as openai/whisper's transcribe() */
+    int beam_size;          /* beams at temperature 0; 0 or 1 = greedy (default 5)       */
+    float patience;         /* beam search patience (default 1.0)                         */
+    float length_penalty;   /* < 0: rank by sum_logprob / length; else Google NMT penalty */
+    int best_of;            /* samples drawn at temperature > 0 (default 5)               */
+    float temperatures[HARK_MAX_TEMPERATURES]; /* fallback ladder (default 0, 0.2 ... 1.0) */
+    int n_temperatures;
+    float compression_ratio_threshold; /* retry above this (default 2.4; <= 0: off)       */
+    float logprob_threshold;           /* retry below this avg_logprob (default -1.0)     */
+    float no_speech_threshold;         /* silence when P(nospeech) above it (default 0.6) */
+    int condition_on_previous_text;    /* prompt each window with the previous text (1)   */
+    const char *initial_prompt;        /* text to prompt the first window with            */
+    unsigned long long seed;           /* sampling generator seed (default 0)             */
+    int word_timestamps;               /* word-level timing from cross-attention DTW      */
 } hark_params;
 
 typedef struct hark_token_info {
@@ -67,6 +83,11 @@ const char *hark_last_error(const hark_context *ctx);
 int hark_transcribe(hark_context *ctx, const float *samples, size_t n_samples);
 int hark_transcribe_file(hark_context *ctx, const char *path);
 
+/* Language detection on the first window of samples: probabilities of the
+ * model's languages, most likely first.  Returns the count written. */
+int hark_detect_language(hark_context *ctx, const float *samples, size_t n_samples,
+                         const char **codes, float *probs, int max);
+
 /* Results of the last transcription. */
 const char *hark_text(const hark_context *ctx);  /* all segments, joined */
 const char *hark_language(const hark_context *ctx);
@@ -77,6 +98,15 @@ double hark_segment_start(const hark_context *ctx, int i);
 double hark_segment_end(const hark_context *ctx, int i);
 int hark_segment_n_tokens(const hark_context *ctx, int i);
 hark_token_info hark_segment_token(const hark_context *ctx, int i, int j);
+/* Segment statistics, as openai/whisper reports them. */
+float hark_segment_avg_logprob(const hark_context *ctx, int i);
+float hark_segment_no_speech_prob(const hark_context *ctx, int i);
+float hark_segment_temperature(const hark_context *ctx, int i);
+float hark_segment_compression_ratio(const hark_context *ctx, int i);
+/* Word-level timing (with params.word_timestamps). */
+int hark_segment_n_words(const hark_context *ctx, int i);
+const char *hark_segment_word(const hark_context *ctx, int i, int w, double *start, double *end,
+                              float *probability);
 
 /* The last results as "txt", "srt", "vtt", "tsv" or "json" (malloc'd; NULL
  * for an unknown format). */

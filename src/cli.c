@@ -1,5 +1,4 @@
-/* The hark command: transcribe files, or compute a log-mel (hark mel). */
-#include <getopt.h>
+/* The hark command: argument parsing and dispatch. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hark.h"
+#include "cli.h"
 #include "internal.h"
 
 #ifndef HARK_DATADIR
@@ -15,33 +14,56 @@
 #endif
 
 static const char USAGE[] =
-    "usage: hark [options] FILE...        transcribe audio files (\"-\" reads stdin)\n"
-    "       hark mel FILE -o OUT.npy [--n-mels N]   write the log-mel transcription uses\n"
+    "usage: hark [options] FILE|DIR...    transcribe audio files (\"-\" reads stdin)\n"
+    "       hark test MANIFEST|DIR [options]  golden-transcript regression test\n"
+    "       hark mel FILE -o OUT.npy [--n-mels N]  write the log-mel transcription uses\n"
     "\n"
-    "options:\n"
-    "  -m, --model PATH     Hugging Face Whisper directory or whisper.cpp .bin\n"
-    "                       (default: $HARK_MODEL, else the model in models/)\n"
-    "  -o, --output-dir DIR write DIR/<name>.<format> for each input\n"
-    "  -f, --format LIST    comma-separated: txt,json,srt,vtt,tsv or all\n"
-    "                       (default with -o: txt,json)\n"
-    "  -t, --threads N      threads for the numeric kernels (default 1)\n"
-    "  -q, --quiet          no progress messages\n"
-    "  -h, --help           this help\n"
-    "      --version        print the version\n";
-
-typedef struct options {
-    const char *model, *out_dir;
-    char formats[64];
-    int threads, quiet;
-} options;
+    "model and decoding:\n"
+    "  -m, --model PATH          Hugging Face Whisper directory or whisper.cpp .bin\n"
+    "                            (default: $HARK_MODEL, else the model in models/)\n"
+    "  -t, --threads N           threads per file (default 1)\n"
+    "  -l, --language CODE       language of multilingual models, or auto (default)\n"
+    "      --task TASK           transcribe (default) or translate\n"
+    "      --detect-language     print the most likely languages and stop\n"
+    "      --no-timestamps       no timestamp tokens: one segment per window\n"
+    "      --word-timestamps     word-level timing (json words, srt/vtt unchanged)\n"
+    "      --beam-size N         beams at temperature 0 (default 5; 1 = greedy)\n"
+    "      --patience P          beam search patience (default 1.0)\n"
+    "      --length-penalty A    rank by length penalty ((5+n)/6)^A (default: by length)\n"
+    "      --best-of N           samples at temperature > 0 (default 5)\n"
+    "      --temperature LIST    fallback temperatures (default 0,0.2,0.4,0.6,0.8,1.0)\n"
+    "      --compression-ratio-threshold X  retry above (default 2.4)\n"
+    "      --logprob-threshold X retry when the average log-prob is below (default -1.0)\n"
+    "      --no-speech-threshold X  silence above this P(nospeech) (default 0.6)\n"
+    "      --no-condition-on-previous-text  do not prompt with the previous window's text\n"
+    "      --initial-prompt TEXT prompt for the first window\n"
+    "      --seed N              seed of the sampling generator (default 0)\n"
+    "\n"
+    "files:\n"
+    "  -o, --output-dir DIR      write DIR/<name>.<format> for each input\n"
+    "  -f, --format LIST         txt,json,srt,vtt,tsv or all (default with -o: txt,json)\n"
+    "  -r, --recursive           walk directories recursively\n"
+    "  -j, --jobs N              files transcribed at once (model loaded once)\n"
+    "      --overwrite           redo files whose outputs already exist\n"
+    "      --shard K/N           only the K-th of N slices of the file list\n"
+    "  -q, --quiet               no progress\n"
+    "  -h, --help                this help\n"
+    "      --version             print the version\n";
 
 static int usage_error(const char *msg)
 {
-    fprintf(stderr, "hark: %s\n%s", msg, USAGE);
-    return 2;
+    fprintf(stderr, "hark: %s (see hark --help)\n", msg);
+    return -1;
 }
 
-/* A model directory (config.json) or a .bin inside dir, the first by name. */
+void cli_default_options(cli_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->jobs = 1;
+    o->params = hark_default_params();
+}
+
+/* A model directory (config.json) in dir or one level below it. */
 static int find_model_in(const char *dir, char *out, size_t n)
 {
     char probe[PATH_MAX];
@@ -62,14 +84,18 @@ static int find_model_in(const char *dir, char *out, size_t n)
     return 0;
 }
 
-static int default_model(char *out, size_t n)
+int cli_model_path(const cli_options *o, char *out, size_t n)
 {
     const char *env = getenv("HARK_MODEL");
+    char exe[PATH_MAX], dir[PATH_MAX + 16];
+    if (o->model) {
+        snprintf(out, n, "%s", o->model);
+        return 0;
+    }
     if (env && *env) {
         snprintf(out, n, "%s", env);
-        return 1;
+        return 0;
     }
-    char exe[PATH_MAX], dir[PATH_MAX + 16];
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (k > 0) {
         exe[k] = 0;
@@ -78,9 +104,24 @@ static int default_model(char *out, size_t n)
             *slash = 0;
         snprintf(dir, sizeof dir, "%s/../models", exe);
         if (find_model_in(dir, out, n))
-            return 1;
+            return 0;
     }
-    return find_model_in("models", out, n) || find_model_in(HARK_DATADIR, out, n);
+    if (find_model_in("models", out, n) || find_model_in(HARK_DATADIR, out, n))
+        return 0;
+    fprintf(stderr, "hark: no model given and none found in models/: pass -m MODEL "
+                    "(a Hugging Face Whisper directory or a whisper.cpp .bin)\n");
+    return -1;
+}
+
+hark_model *cli_load_model(const cli_options *o)
+{
+    char path[PATH_MAX], err[600];
+    if (cli_model_path(o, path, sizeof path))
+        return NULL;
+    hark_model *m = hark_model_load(path, err, sizeof err);
+    if (!m)
+        fprintf(stderr, "hark: %s\n", err);
+    return m;
 }
 
 static int parse_formats(const char *list, char *out, size_t n)
@@ -97,82 +138,140 @@ static int parse_formats(const char *list, char *out, size_t n)
     return 0;
 }
 
-/* "dir/a/b.wav" -> "b" */
-static void stem_of(const char *path, char *out, size_t n)
+static int parse_temperatures(const char *list, hark_params *p)
 {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (strcmp(path, "-") == 0)
-        base = "stdin";
-    snprintf(out, n, "%s", base);
-    char *dot = strrchr(out, '.');
-    if (dot && dot != out)
-        *dot = 0;
+    char buf[256], *end;
+    snprintf(buf, sizeof buf, "%s", list);
+    p->n_temperatures = 0;
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        float v = strtof(t, &end);
+        if (*end || v < 0 || v > 10 || p->n_temperatures == HARK_MAX_TEMPERATURES)
+            return -1;
+        p->temperatures[p->n_temperatures++] = v;
+    }
+    return p->n_temperatures ? 0 : -1;
 }
 
-static int write_outputs(hark_context *ctx, const options *o, const char *input)
+static int int_arg(const char *s, int lo, int hi, int *v)
 {
-    char stem[256], path[PATH_MAX], err[600], buf[64];
-    stem_of(input, stem, sizeof stem);
-    snprintf(buf, sizeof buf, "%s", o->formats);
-    for (char *fmt = strtok(buf, ","); fmt; fmt = strtok(NULL, ",")) {
-        snprintf(path, sizeof path, "%s/%s.%s", o->out_dir, stem, fmt);
-        if (hark_write_output(ctx, fmt, path, err, sizeof err) != 0) {
-            fprintf(stderr, "hark: %s\n", err);
-            return 1;
-        }
-    }
+    char *end;
+    long x = strtol(s, &end, 10);
+    if (*s == 0 || *end || x < lo || x > hi)
+        return -1;
+    *v = (int)x;
     return 0;
 }
 
-static int print_outputs(hark_context *ctx, const options *o)
+static int float_arg(const char *s, float *v)
 {
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s", o->formats[0] ? o->formats : "txt");
-    for (char *fmt = strtok(buf, ","); fmt; fmt = strtok(NULL, ",")) {
-        char *text = hark_format_output(ctx, fmt);
-        if (!text)
-            return 1;
-        fputs(text, stdout);
-        free(text);
-    }
-    fflush(stdout);
+    char *end;
+    *v = strtof(s, &end);
+    return *s && !*end ? 0 : -1;
+}
+
+/* Options with a value: name, short name, and how to store it. */
+static int parse_valued(cli_options *o, const char *name, const char *v)
+{
+    hark_params *p = &o->params;
+    char *end;
+    if (!strcmp(name, "-m") || !strcmp(name, "--model"))
+        o->model = v;
+    else if (!strcmp(name, "-t") || !strcmp(name, "--threads"))
+        return int_arg(v, 1, 256, &p->n_threads);
+    else if (!strcmp(name, "-l") || !strcmp(name, "--language"))
+        p->language = v;
+    else if (!strcmp(name, "--task")) {
+        if (strcmp(v, "transcribe") && strcmp(v, "translate"))
+            return -1;
+        p->translate = !strcmp(v, "translate");
+    } else if (!strcmp(name, "--beam-size"))
+        return int_arg(v, 1, 64, &p->beam_size);
+    else if (!strcmp(name, "--best-of"))
+        return int_arg(v, 1, 64, &p->best_of);
+    else if (!strcmp(name, "--patience"))
+        return float_arg(v, &p->patience) || p->patience <= 0 ? -1 : 0;
+    else if (!strcmp(name, "--length-penalty"))
+        return float_arg(v, &p->length_penalty) || p->length_penalty < 0 ? -1 : 0;
+    else if (!strcmp(name, "--temperature"))
+        return parse_temperatures(v, p);
+    else if (!strcmp(name, "--compression-ratio-threshold"))
+        return float_arg(v, &p->compression_ratio_threshold);
+    else if (!strcmp(name, "--logprob-threshold"))
+        return float_arg(v, &p->logprob_threshold);
+    else if (!strcmp(name, "--no-speech-threshold"))
+        return float_arg(v, &p->no_speech_threshold);
+    else if (!strcmp(name, "--initial-prompt"))
+        p->initial_prompt = v;
+    else if (!strcmp(name, "--seed")) {
+        p->seed = strtoull(v, &end, 10);
+        return *v && !*end ? 0 : -1;
+    } else
+        return 1; /* not one of these */
     return 0;
 }
 
-static int transcribe_all(const options *o, char **files, int n)
+static int parse_flag(cli_options *o, const char *a)
 {
-    char model_path[PATH_MAX], err[600];
-    if (o->model)
-        snprintf(model_path, sizeof model_path, "%s", o->model);
-    else if (!default_model(model_path, sizeof model_path)) {
-        fprintf(stderr, "hark: no model given and none found in models/: pass -m MODEL "
-                        "(a Hugging Face Whisper directory or a whisper.cpp .bin)\n");
+    hark_params *p = &o->params;
+    if (!strcmp(a, "--no-timestamps"))
+        p->timestamps = 0;
+    else if (!strcmp(a, "--word-timestamps"))
+        p->word_timestamps = 1;
+    else if (!strcmp(a, "--no-condition-on-previous-text"))
+        p->condition_on_previous_text = 0;
+    else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+        o->quiet = 1;
+    else
+        return 0;
+    return 1;
+}
+
+int cli_parse_common(cli_options *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (parse_flag(o, a))
         return 1;
+    if (*i + 1 >= argc)
+        return 0;
+    int rc = parse_valued(o, a, argv[*i + 1]);
+    if (rc == 1)
+        return 0;
+    if (rc < 0) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "bad value for %s: %s", a, argv[*i + 1]);
+        return usage_error(msg);
     }
-    hark_model *model = hark_model_load(model_path, err, sizeof err);
-    if (!model) {
-        fprintf(stderr, "hark: %s\n", err);
-        return 1;
-    }
-    hark_params p = hark_default_params();
-    p.n_threads = o->threads;
-    hark_context *ctx = hark_context_new(model, &p);
-    int failed = 0;
-    for (int i = 0; i < n; i++) {
-        if (hark_transcribe_file(ctx, files[i]) != 0) {
-            fprintf(stderr, "hark: %s\n", hark_last_error(ctx));
-            failed++;
-            continue;
-        }
-        if (o->out_dir)
-            failed += write_outputs(ctx, o, files[i]);
-        else
-            failed += print_outputs(ctx, o);
-    }
-    hark_context_free(ctx);
-    hark_model_free(model);
-    return failed ? 1 : 0;
+    (*i)++;
+    return 1;
+}
+
+static int parse_file_option(cli_options *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    if (!strcmp(a, "-r") || !strcmp(a, "--recursive"))
+        o->recursive = 1;
+    else if (!strcmp(a, "--overwrite"))
+        o->overwrite = 1;
+    else if (!strcmp(a, "--detect-language"))
+        o->detect_language = 1;
+    else if (v && (!strcmp(a, "-o") || !strcmp(a, "--output-dir")))
+        o->out_dir = v, (*i)++;
+    else if (v && (!strcmp(a, "-f") || !strcmp(a, "--format"))) {
+        if (parse_formats(v, o->formats, sizeof o->formats))
+            return usage_error("unknown format in -f (txt,json,srt,vtt,tsv,all)");
+        (*i)++;
+    } else if (v && (!strcmp(a, "-j") || !strcmp(a, "--jobs"))) {
+        if (int_arg(v, 1, 256, &o->jobs))
+            return usage_error("-j takes a job count from 1 to 256");
+        (*i)++;
+    } else if (v && !strcmp(a, "--shard")) {
+        if (sscanf(v, "%d/%d", &o->shard_k, &o->shard_n) != 2 || o->shard_n < 1 ||
+            o->shard_k < 1 || o->shard_k > o->shard_n)
+            return usage_error("--shard takes K/N with 1 <= K <= N");
+        (*i)++;
+    } else
+        return 0;
+    return 1;
 }
 
 static int cmd_mel(int argc, char **argv)
@@ -187,12 +286,12 @@ static int cmd_mel(int argc, char **argv)
         else if (!in)
             in = argv[i];
         else
-            return usage_error("mel takes one input file");
+            return usage_error("mel takes one input file") ? 2 : 2;
     }
     if (!in || !out)
-        return usage_error("usage: hark mel FILE -o OUT.npy");
+        return usage_error("usage: hark mel FILE -o OUT.npy") ? 2 : 2;
     if (n_mels != 80 && n_mels != 128)
-        return usage_error("--n-mels must be 80 or 128");
+        return usage_error("--n-mels must be 80 or 128") ? 2 : 2;
     hark_error e = {{0}};
     float *x, *mel;
     size_t n;
@@ -214,35 +313,38 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "mel") == 0)
         return cmd_mel(argc - 1, argv + 1);
-    static const struct option longs[] = {
-        {"model", required_argument, 0, 'm'}, {"output-dir", required_argument, 0, 'o'},
-        {"format", required_argument, 0, 'f'}, {"threads", required_argument, 0, 't'},
-        {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
-        {"version", no_argument, 0, 'V'},      {0, 0, 0, 0}};
-    options o = {NULL, NULL, "", 1, 0};
-    int c;
-    while ((c = getopt_long(argc, argv, "m:o:f:t:qh", longs, NULL)) != -1) {
-        switch (c) {
-        case 'm': o.model = optarg; break;
-        case 'o': o.out_dir = optarg; break;
-        case 'f':
-            if (parse_formats(optarg, o.formats, sizeof o.formats))
-                return usage_error("unknown format in -f (txt,json,srt,vtt,tsv,all)");
-            break;
-        case 't':
-            o.threads = atoi(optarg);
-            if (o.threads < 1 || o.threads > 256)
-                return usage_error("-t takes a thread count from 1 to 256");
-            break;
-        case 'q': o.quiet = 1; break;
-        case 'h': fputs(USAGE, stdout); return 0;
-        case 'V': printf("hark %s\n", HARK_VERSION); return 0;
-        default: return usage_error("unknown option");
+    if (argc > 1 && strcmp(argv[1], "test") == 0)
+        return cli_test_main(argc - 1, argv + 1);
+    cli_options o;
+    cli_default_options(&o);
+    char **inputs = calloc((size_t)argc, sizeof(char *));
+    int n = 0, rc = 0;
+    for (int i = 1; i < argc && !rc; i++) {
+        const char *a = argv[i];
+        int r;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(USAGE, stdout);
+            free(inputs);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("hark %s\n", HARK_VERSION);
+            free(inputs);
+            return 0;
+        } else if ((r = cli_parse_common(&o, argc, argv, &i)) || (r = parse_file_option(&o, argc, argv, &i))) {
+            rc = r < 0 ? 2 : 0;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "hark: unknown option %s (see hark --help)\n", a);
+            rc = 2;
+        } else {
+            inputs[n++] = argv[i];
         }
     }
-    if (optind >= argc)
-        return usage_error("no input files");
-    if (o.out_dir && !o.formats[0])
+    if (!rc && n == 0)
+        rc = usage_error("no input files") ? 2 : 2;
+    if (!rc && o.out_dir && !o.formats[0])
         snprintf(o.formats, sizeof o.formats, "txt,json");
-    return transcribe_all(&o, argv + optind, argc - optind);
+    if (!rc)
+        rc = cli_run_batch(&o, inputs, n);
+    free(inputs);
+    return rc;
 }

@@ -1,0 +1,35 @@
+/* The hark command's parts: option parsing (cli.c), transcribing files and
+ * directories (cli_batch.c), golden-transcript tests (cli_test.c). */
+#ifndef HARK_CLI_H
+#define HARK_CLI_H
+
+#include "hark.h"
+
+typedef struct cli_options {
+    const char *model;      /* -m; NULL: the default model                     */
+    const char *out_dir;    /* -o; NULL: print to stdout                        */
+    char formats[64];       /* "txt,json"...                                    */
+    int jobs;               /* -j: files transcribed at once                    */
+    int quiet;              /* -q                                               */
+    int recursive;          /* -r                                               */
+    int overwrite;          /* --overwrite: redo files whose outputs exist      */
+    int shard_k, shard_n;   /* --shard K/N (1-based K); 0/0 = all               */
+    int detect_language;    /* --detect-language: print languages, no transcript */
+    hark_params params;     /* decoding options, threads per job                */
+} cli_options;
+
+/* Resolves -m or the default model path; prints the error and returns -1. */
+int cli_model_path(const cli_options *o, char *out, size_t n);
+/* Loads the model named by the options; prints the error and returns NULL. */
+hark_model *cli_load_model(const cli_options *o);
+/* Transcribes files and directories; returns the exit status. */
+int cli_run_batch(const cli_options *o, char **inputs, int n);
+/* hark test MANIFEST|DIR [options]; returns the exit status. */
+int cli_test_main(int argc, char **argv);
+/* Parses the decoding/model options shared by transcription and hark test.
+ * Returns 1 if argv[*i] (and its argument) was consumed, 0 if not an option
+ * of this kind, -1 (after printing) on a bad value. */
+int cli_parse_common(cli_options *o, int argc, char **argv, int *i);
+void cli_default_options(cli_options *o);
+
+#endif
