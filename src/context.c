@@ -16,12 +16,20 @@ struct hark_context {
 
 hark_params hark_default_params(void)
 {
+    static const float ladder[] = {0.0f, 0.2f, 0.4f, 0.6f, 0.8f, 1.0f};
     hark_params p = {0};
     p.n_threads = 1;
-    p.timestamps = 0;
-    p.max_tokens = 0;
-    p.language = NULL;
-    p.translate = 0;
+    p.timestamps = 1;
+    p.beam_size = 5;
+    p.patience = 1.0f;
+    p.length_penalty = -1.0f;
+    p.best_of = 5;
+    memcpy(p.temperatures, ladder, sizeof ladder);
+    p.n_temperatures = 6;
+    p.compression_ratio_threshold = 2.4f;
+    p.logprob_threshold = -1.0f;
+    p.no_speech_threshold = 0.6f;
+    p.condition_on_previous_text = 1;
     return p;
 }
 
@@ -68,7 +76,9 @@ int hark_transcribe_file(hark_context *c, const char *path)
     if (rc)
         return rc;
     rc = hark_run(c->model, &c->params, x, n, &c->result, &c->error);
-    if (rc && strncmp(c->error.msg, path, strlen(path)) != 0) {
+    /* name the input, unless the message already names a file (input or model) */
+    if (rc && strncmp(c->error.msg, path, strlen(path)) != 0 &&
+        strncmp(c->error.msg, c->model->path, strlen(c->model->path)) != 0) {
         char msg[sizeof c->error.msg];
         snprintf(msg, sizeof msg, "%s", c->error.msg);
         hark_fail(&c->error, rc, "%s: %s", path, msg);
@@ -101,6 +111,55 @@ hark_token_info hark_segment_token(const hark_context *c, int i, int j)
         t.text = s->token_text[j];
     }
     return t;
+}
+
+float hark_segment_avg_logprob(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->avg_logprob : 0; }
+float hark_segment_no_speech_prob(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->no_speech_prob : 0; }
+float hark_segment_temperature(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->temperature : 0; }
+float hark_segment_compression_ratio(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->compression_ratio : 0; }
+int hark_segment_n_words(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->n_words : 0; }
+
+const char *hark_segment_word(const hark_context *c, int i, int w, double *start, double *end,
+                              float *probability)
+{
+    const hark_segment *s = seg(c, i);
+    if (!s || w < 0 || w >= s->n_words)
+        return NULL;
+    if (start)
+        *start = s->words[w].start;
+    if (end)
+        *end = s->words[w].end;
+    if (probability)
+        *probability = s->words[w].probability;
+    return s->words[w].text;
+}
+
+int hark_detect_language(hark_context *c, const float *samples, size_t n, const char **codes,
+                         float *probs, int max)
+{
+    const hark_model *m = c->model;
+    int langs = m->vocab.sp.n_langs, len = 2 * m->hp.n_audio_ctx, frames, got = 0;
+    float *mel = NULL, *window = malloc(sizeof(float) * (size_t)m->hp.n_mels * len);
+    float *enc = malloc(sizeof(float) * (size_t)m->hp.n_audio_ctx * m->hp.n_audio_state);
+    float *p = malloc(sizeof(float) * (size_t)(langs ? langs : 1));
+    int *order = malloc(sizeof(int) * (size_t)(langs ? langs : 1));
+    hark_cross cross = {0};
+    int rc = !m->vocab.multilingual ? hark_fail(&c->error, HARK_ERR_MODEL, "%s: an English-only model has no language to detect", m->path)
+           : !window || !enc || !p || !order || hark_cross_init(&cross, m) ? HARK_ERR_NOMEM
+           : hark_log_mel(samples, n, 30 * HARK_SAMPLE_RATE, m->hp.n_mels, 1, &mel, &frames, &c->error);
+    if (!rc) {
+        for (int ch = 0; ch < m->hp.n_mels; ch++)
+            for (int t = 0; t < len; t++)
+                window[(size_t)ch * len + t] = mel[(size_t)ch * frames + (t < frames ? t : frames - 1)];
+        rc = hark_rank_languages(m, window, enc, &cross, order, p);
+    }
+    for (int i = 0; !rc && i < langs && i < max; i++, got++) {
+        codes[i] = hark_lang_code(order[i]);
+        probs[i] = p[i];
+    }
+    hark_cross_free(&cross);
+    free(mel), free(window), free(enc), free(p), free(order);
+    return rc ? rc : got;
 }
 
 /* For the writers: the raw result. */

@@ -1,14 +1,13 @@
-/* Decoding a window the way openai/whisper does: the start sequence, logit
- * filters (suppress_tokens, SuppressBlank), then greedy selection until eot
- * or the sample length.  Special tokens other than eot (and timestamps, when
- * on) are never sampled, as in whisper.cpp. */
+/* Decoding a window the way openai/whisper's DecodingTask does: the start
+ * sequence, the logit filters (SuppressBlank, SuppressTokens, timestamp
+ * rules), then greedy, sampled (best_of) or beam-search selection ranked by
+ * length-normalised log-probability.  Special tokens other than eot and
+ * timestamps are never sampled, as in whisper.cpp. */
 #include "decode.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "ops.h"
 
 void hark_window_free(hark_window *w)
 {
@@ -17,67 +16,7 @@ void hark_window_free(hark_window *w)
     memset(w, 0, sizeof *w);
 }
 
-int hark_start_sequence(const hark_model *m, const hark_decode_opts *o, int *seq, int cap)
-{
-    const hark_specials *s = &m->vocab.sp;
-    int n = 0, keep = o->n_prompt;
-    if (keep > m->hp.n_text_ctx / 2 - 1)
-        keep = m->hp.n_text_ctx / 2 - 1;
-    if (keep > cap - 5)
-        keep = cap - 5;
-    if (keep > 0) {
-        seq[n++] = s->startofprev;
-        memcpy(seq + n, o->prompt + o->n_prompt - keep, sizeof(int) * (size_t)keep);
-        n += keep;
-    }
-    seq[n++] = s->sot;
-    if (m->vocab.multilingual) {
-        seq[n++] = s->first_lang; /* English until language selection exists */
-        seq[n++] = s->transcribe;
-    }
-    if (!o->timestamps)
-        seq[n++] = s->notimestamps;
-    return n;
-}
-
-static void suppress(const hark_model *m, const hark_decode_opts *o, float *logits, int first)
-{
-    const hark_specials *s = &m->vocab.sp;
-    for (int i = 0; i < m->n_suppress; i++)
-        logits[m->suppress[i]] = -INFINITY;
-    for (int i = s->sot; i < s->timestamp_begin && i < m->hp.n_vocab; i++)
-        logits[i] = -INFINITY;
-    if (!o->timestamps)
-        for (int i = s->timestamp_begin; i < m->hp.n_vocab; i++)
-            logits[i] = -INFINITY;
-    if (first) { /* SuppressBlank */
-        if (m->vocab.blank_id >= 0)
-            logits[m->vocab.blank_id] = -INFINITY;
-        logits[s->eot] = -INFINITY;
-    }
-}
-
-static int argmax(const float *x, int n)
-{
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[best])
-            best = i;
-    return best;
-}
-
-/* log-softmax value of index k. */
-static double log_prob(const float *x, int n, int k)
-{
-    float mx = x[argmax(x, n)];
-    double sum = 0;
-    for (int i = 0; i < n; i++)
-        if (x[i] != -INFINITY)
-            sum += exp((double)x[i] - mx);
-    return (double)x[k] - mx - log(sum);
-}
-
-static int push(hark_window *w, int tok, float p)
+static int window_push(hark_window *w, int tok, float p)
 {
     if (w->n == w->cap) {
         int cap = w->cap ? w->cap * 2 : 64;
@@ -96,34 +35,446 @@ static int push(hark_window *w, int tok, float p)
     return 0;
 }
 
-int hark_decode_window(const hark_model *m, hark_kv *kv, const float *enc_out,
-                       const hark_decode_opts *o, hark_window *w)
+static int window_copy(hark_window *dst, const hark_window *src)
 {
-    int n_vocab = m->hp.n_vocab, seq[512];
-    float *logits = malloc(sizeof(float) * (size_t)n_vocab);
-    if (!logits)
-        return HARK_ERR_NOMEM;
-    memset(w, 0, sizeof *w);
-    hark_decoder_set_audio(m, kv, enc_out);
-    int n_seq = hark_start_sequence(m, o, seq, 512);
-    int rc = hark_decode(m, kv, seq, n_seq, logits);
-    for (int step = 0; !rc && step < o->sample_len; step++) {
-        if (step == 0)
-            w->no_speech_prob = (float)exp(log_prob(logits, n_vocab, m->vocab.sp.nospeech));
-        suppress(m, o, logits, step == 0);
-        int tok = argmax(logits, n_vocab);
-        double lp = log_prob(logits, n_vocab, tok);
-        w->sum_logprob += lp;
-        if (tok == m->vocab.sp.eot)
-            break;
-        if ((rc = push(w, tok, (float)exp(lp))))
-            break;
-        if (kv->n_past >= m->hp.n_text_ctx)
-            break;
-        rc = hark_decode(m, kv, &tok, 1, logits);
+    dst->n = 0;
+    for (int i = 0; i < src->n; i++)
+        if (window_push(dst, src->tokens[i], src->probs[i]))
+            return HARK_ERR_NOMEM;
+    dst->sum_logprob = src->sum_logprob;
+    dst->no_speech_prob = src->no_speech_prob;
+    return 0;
+}
+
+int hark_start_sequence(const hark_model *m, const hark_decode_opts *o, int *seq, int cap,
+                        int *sot_index)
+{
+    const hark_specials *s = &m->vocab.sp;
+    int n = 0, keep = o->n_prompt;
+    if (keep > m->hp.n_text_ctx / 2 - 1)
+        keep = m->hp.n_text_ctx / 2 - 1;
+    if (keep > cap - 5)
+        keep = cap - 5;
+    if (keep > 0) {
+        seq[n++] = s->startofprev;
+        memcpy(seq + n, o->prompt + o->n_prompt - keep, sizeof(int) * (size_t)keep);
+        n += keep;
     }
-    free(logits);
+    *sot_index = n;
+    seq[n++] = s->sot;
+    if (o->lang_token >= 0)
+        seq[n++] = o->lang_token;
+    if (o->task_token >= 0)
+        seq[n++] = o->task_token;
+    if (!o->timestamps)
+        seq[n++] = s->notimestamps;
+    return n;
+}
+
+/* ---------------------------------------------------------- logit filters */
+
+static double log_sum_exp(const float *x, int from, int to)
+{
+    float mx = -INFINITY;
+    for (int i = from; i < to; i++)
+        mx = x[i] > mx ? x[i] : mx;
+    if (mx == -INFINITY)
+        return -INFINITY;
+    double sum = 0;
+    for (int i = from; i < to; i++)
+        if (x[i] != -INFINITY)
+            sum += exp((double)x[i] - mx);
+    return mx + log(sum);
+}
+
+static void fill(float *x, int from, int to, float v)
+{
+    for (int i = from; i < to; i++)
+        x[i] = v;
+}
+
+/* openai's ApplyTimestampRules on the tokens sampled so far. */
+static void timestamp_rules(const hark_model *m, const hark_decode_opts *o, float *logits,
+                            const int *toks, int n)
+{
+    const hark_specials *s = &m->vocab.sp;
+    int tb = s->timestamp_begin, V = m->hp.n_vocab;
+    int last_ts = n >= 1 && toks[n - 1] >= tb;
+    int penult_ts = n < 2 || toks[n - 2] >= tb;
+    if (last_ts)
+        fill(logits, penult_ts ? tb : 0, penult_ts ? V : s->eot, -INFINITY);
+    int latest = -1;
+    for (int i = 0; i < n; i++)
+        if (toks[i] >= tb)
+            latest = toks[i];
+    if (latest >= 0) /* never decrease; a segment has a non-zero length */
+        fill(logits, tb, (last_ts && !penult_ts) ? latest : latest + 1, -INFINITY);
+    if (n == 0) {
+        fill(logits, 0, tb, -INFINITY);
+        if (o->max_initial_timestamp >= 0 && tb + o->max_initial_timestamp + 1 < V)
+            fill(logits, tb + o->max_initial_timestamp + 1, V, -INFINITY);
+    }
+    /* when timestamps are likelier together than any text token, sample one */
+    double lse = log_sum_exp(logits, 0, V);
+    double ts = log_sum_exp(logits, tb, V) - lse;
+    float text_max = -INFINITY;
+    for (int i = 0; i < tb; i++)
+        text_max = logits[i] > text_max ? logits[i] : text_max;
+    if (ts > (double)text_max - lse)
+        fill(logits, 0, tb, -INFINITY);
+}
+
+void hark_apply_filters(const hark_model *m, const hark_decode_opts *o, float *logits,
+                        const int *toks, int n)
+{
+    const hark_specials *s = &m->vocab.sp;
+    if (n == 0) { /* SuppressBlank */
+        if (m->vocab.blank_id >= 0)
+            logits[m->vocab.blank_id] = -INFINITY;
+        logits[s->eot] = -INFINITY;
+    }
+    for (int i = 0; i < m->n_suppress; i++)
+        logits[m->suppress[i]] = -INFINITY;
+    fill(logits, s->sot, s->timestamp_begin < m->hp.n_vocab ? s->timestamp_begin : m->hp.n_vocab,
+         -INFINITY);
+    if (!o->timestamps)
+        fill(logits, s->timestamp_begin, m->hp.n_vocab, -INFINITY);
+    else
+        timestamp_rules(m, o, logits, toks, n);
+}
+
+/* ---------------------------------------------------------- selection */
+
+static int argmax(const float *x, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best])
+            best = i;
+    return best;
+}
+
+static uint64_t next_random(uint64_t *state) /* splitmix64 */
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* A draw from softmax(logits / t). */
+static int sample(const float *logits, int n, float t, uint64_t *rng)
+{
+    float mx = logits[argmax(logits, n)];
+    double total = 0;
+    for (int i = 0; i < n; i++)
+        total += logits[i] == -INFINITY ? 0 : exp(((double)logits[i] - mx) / t);
+    double u = (double)(next_random(rng) >> 11) / 9007199254740992.0 * total, acc = 0;
+    int last = 0;
+    for (int i = 0; i < n; i++) {
+        if (logits[i] == -INFINITY)
+            continue;
+        acc += exp(((double)logits[i] - mx) / t);
+        last = i;
+        if (u < acc)
+            return i;
+    }
+    return last;
+}
+
+static double rank_score(const hark_decode_opts *o, const hark_window *w)
+{
+    double len = w->n;
+    double penalty = o->length_penalty < 0 ? len : pow((5.0 + len) / 6.0, o->length_penalty);
+    return w->sum_logprob / (penalty > 0 ? penalty : 1.0);
+}
+
+/* One sequence being decoded. */
+typedef struct seq {
+    hark_kv kv;
+    hark_window w;
+    float *logits;
+    int done;
+} seq;
+
+static void seq_free(seq *s)
+{
+    hark_kv_free(&s->kv);
+    hark_window_free(&s->w);
+    free(s->logits);
+}
+
+static int seq_init(seq *s, const hark_model *m, const hark_cross *cross)
+{
+    memset(s, 0, sizeof *s);
+    s->logits = malloc(sizeof(float) * (size_t)m->hp.n_vocab);
+    if (!s->logits || hark_kv_init(&s->kv, m, cross))
+        return HARK_ERR_NOMEM;
+    return 0;
+}
+
+static int seq_copy(const hark_model *m, seq *dst, const seq *src)
+{
+    hark_kv_copy(m, &dst->kv, &src->kv);
+    memcpy(dst->logits, src->logits, sizeof(float) * (size_t)m->hp.n_vocab);
+    dst->done = src->done;
+    return window_copy(&dst->w, &src->w);
+}
+
+/* Runs the start sequence; fills s->logits and the no-speech probability. */
+static int run_start(const hark_model *m, const hark_decode_opts *o, seq *s)
+{
+    int toks[512], sot_index;
+    int n = hark_start_sequence(m, o, toks, 512, &sot_index);
+    int rc = hark_decode(m, &s->kv, toks, sot_index + 1, s->logits);
+    if (rc)
+        return rc;
+    double lse = log_sum_exp(s->logits, 0, m->hp.n_vocab);
+    s->w.no_speech_prob = (float)exp(s->logits[m->vocab.sp.nospeech] - lse);
+    if (n > sot_index + 1)
+        rc = hark_decode(m, &s->kv, toks + sot_index + 1, n - sot_index - 1, s->logits);
+    return rc;
+}
+
+/* Takes token tok for s (log-probability lp) and computes the next logits. */
+static int seq_advance(const hark_model *m, seq *s, int tok, double lp)
+{
+    s->w.sum_logprob += lp;
+    if (tok == m->vocab.sp.eot) {
+        s->done = 1;
+        return 0;
+    }
+    int rc = window_push(&s->w, tok, (float)exp(lp));
+    if (rc)
+        return rc;
+    if (s->kv.n_past >= m->hp.n_text_ctx) {
+        s->done = 1; /* out of context: ends without eot */
+        return 0;
+    }
+    return hark_decode(m, &s->kv, &tok, 1, s->logits);
+}
+
+/* Greedy (one sequence) or best_of independent samples. */
+static int decode_independent(const hark_model *m, const hark_decode_opts *o, seq *seqs, int n,
+                              hark_window *out)
+{
+    uint64_t rng = o->seed;
+    int V = m->hp.n_vocab, rc = 0;
+    for (int i = 1; i < n && !rc; i++)
+        rc = seq_copy(m, &seqs[i], &seqs[0]);
+    for (int step = 0; step < o->sample_len && !rc; step++) {
+        int live = 0;
+        for (int i = 0; i < n && !rc; i++) {
+            seq *s = &seqs[i];
+            if (s->done)
+                continue;
+            live++;
+            hark_apply_filters(m, o, s->logits, s->w.tokens, s->w.n);
+            int tok = o->temperature > 0 ? sample(s->logits, V, o->temperature, &rng)
+                                         : argmax(s->logits, V);
+            double lp = s->logits[tok] - log_sum_exp(s->logits, 0, V);
+            rc = seq_advance(m, s, tok, lp);
+        }
+        if (!live)
+            break;
+    }
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (rank_score(o, &seqs[i].w) > rank_score(o, &seqs[best].w))
+            best = i;
+    if (!rc) {
+        *out = seqs[best].w;
+        memset(&seqs[best].w, 0, sizeof(hark_window));
+    }
+    return rc;
+}
+
+/* ---------------------------------------------------------- beam search */
+
+typedef struct candidate {
+    double score, lp;
+    int source, token, order;
+} candidate;
+
+static int by_score(const void *a, const void *b)
+{
+    const candidate *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return x->order - y->order; /* stable, as Python's sort */
+}
+
+/* The beam_size + 1 likeliest tokens of one beam, appended to c. */
+static int top_candidates(const float *logits, int V, int k, double base, int source,
+                          candidate *c, int at)
+{
+    double lse = log_sum_exp(logits, 0, V);
+    for (int j = 0; j < k; j++) {
+        int best = -1;
+        for (int t = 0; t < V; t++) {
+            if (logits[t] == -INFINITY)
+                continue;
+            int taken = 0;
+            for (int q = at; q < at + j && !taken; q++)
+                taken = c[q].token == t;
+            if (!taken && (best < 0 || logits[t] > logits[best]))
+                best = t;
+        }
+        if (best < 0)
+            return j;
+        double lp = logits[best] - lse;
+        c[at + j] = (candidate){base + lp, lp, source, best, at + j};
+    }
+    return k;
+}
+
+typedef struct beam_state {
+    seq *beams, *next;     /* live beams and the buffer the next step fills */
+    hark_window *finished; /* up to max_candidates, each ending with eot   */
+    int n_live, n_finished, max_candidates, size;
+} beam_state;
+
+static int add_finished(beam_state *b, const hark_window *w, int tok, double score, double lp)
+{
+    if (b->n_finished >= b->max_candidates)
+        return 0;
+    hark_window *f = &b->finished[b->n_finished];
+    memset(f, 0, sizeof *f);
+    if (window_copy(f, w))
+        return HARK_ERR_NOMEM;
+    (void)tok, (void)lp;
+    f->sum_logprob = score;
+    b->n_finished++;
+    return 0;
+}
+
+static int beam_step(const hark_model *m, const hark_decode_opts *o, beam_state *b,
+                     candidate *cand)
+{
+    int V = m->hp.n_vocab, n = 0, saved = 0, rc = 0;
+    for (int j = 0; j < b->n_live; j++) {
+        seq *s = &b->beams[j];
+        hark_apply_filters(m, o, s->logits, s->w.tokens, s->w.n);
+        n += top_candidates(s->logits, V, b->size + 1, s->w.sum_logprob, j, cand, n);
+    }
+    qsort(cand, (size_t)n, sizeof *cand, by_score);
+    int fin_before = b->n_finished;
+    hark_window newly[128];
+    int n_new = 0;
+    for (int i = 0; i < n && saved < b->size && !rc; i++) {
+        const seq *src = &b->beams[cand[i].source];
+        if (cand[i].token == m->vocab.sp.eot) {
+            if (n_new < 128)
+                newly[n_new++] = (hark_window){.tokens = src->w.tokens, .probs = src->w.probs,
+                                               .n = src->w.n, .sum_logprob = cand[i].score,
+                                               .no_speech_prob = src->w.no_speech_prob};
+            continue;
+        }
+        seq *dst = &b->next[saved++];
+        rc = seq_copy(m, dst, src);
+        dst->w.sum_logprob = cand[i].score - cand[i].lp; /* seq_advance adds lp back */
+        if (!rc)
+            rc = seq_advance(m, dst, cand[i].token, cand[i].lp);
+    }
+    for (int i = 0; i < n_new && !rc; i++) /* already in score order */
+        rc = add_finished(b, &newly[i], m->vocab.sp.eot, newly[i].sum_logprob, 0);
+    (void)fin_before;
+    seq *t = b->beams;
+    b->beams = b->next;
+    b->next = t;
+    b->n_live = saved;
+    return rc;
+}
+
+static int decode_beam(const hark_model *m, const hark_decode_opts *o, seq *pool, hark_window *out)
+{
+    int size = o->beam_size, rc = 0;
+    beam_state b = {pool, pool + size, NULL, 1, 0, 0, size};
+    b.max_candidates = (int)lround(size * (o->patience > 0 ? o->patience : 1.0));
+    if (b.max_candidates < 1)
+        b.max_candidates = 1;
+    b.finished = calloc((size_t)(b.max_candidates + size), sizeof(hark_window));
+    candidate *cand = malloc(sizeof(candidate) * (size_t)size * (size + 1));
+    if (!b.finished || !cand)
+        rc = HARK_ERR_NOMEM;
+    for (int step = 0; step < o->sample_len && !rc; step++) {
+        rc = beam_step(m, o, &b, cand);
+        if (b.n_finished >= b.max_candidates || b.n_live == 0)
+            break;
+        int too_long = 0;
+        for (int j = 0; j < b.n_live; j++)
+            too_long |= b.beams[j].kv.n_past >= m->hp.n_text_ctx;
+        if (too_long)
+            break;
+    }
+    /* not enough finished: the live beams, best first, as if they ended */
+    b.max_candidates = size > b.max_candidates ? size : b.max_candidates;
+    while (!rc && b.n_finished < size && b.n_live > 0) {
+        int best = 0;
+        for (int j = 1; j < b.n_live; j++)
+            if (b.beams[j].w.sum_logprob > b.beams[best].w.sum_logprob)
+                best = j;
+        rc = add_finished(&b, &b.beams[best].w, m->vocab.sp.eot, b.beams[best].w.sum_logprob, 0);
+        b.beams[best].w.sum_logprob = -INFINITY;
+        b.beams[best].done = 1;
+        int all = 1;
+        for (int j = 0; j < b.n_live; j++)
+            all &= b.beams[j].w.sum_logprob == -INFINITY;
+        if (all)
+            break;
+    }
+    int best = 0;
+    for (int i = 1; i < b.n_finished; i++)
+        if (rank_score(o, &b.finished[i]) > rank_score(o, &b.finished[best]))
+            best = i;
+    if (!rc && b.n_finished > 0) {
+        *out = b.finished[best];
+        out->no_speech_prob = pool[0].w.no_speech_prob;
+        memset(&b.finished[best], 0, sizeof(hark_window));
+    }
+    for (int i = 0; i < b.n_finished; i++)
+        hark_window_free(&b.finished[i]);
+    free(b.finished);
+    free(cand);
+    return rc;
+}
+
+int hark_decode_window(const hark_model *m, const hark_cross *cross, const hark_decode_opts *o,
+                       hark_window *w)
+{
+    int beam = o->temperature == 0 && o->beam_size > 1;
+    int n = beam ? 2 * o->beam_size : (o->temperature > 0 && o->best_of > 1 ? o->best_of : 1);
+    seq *seqs = calloc((size_t)n, sizeof(seq));
+    int rc = seqs ? 0 : HARK_ERR_NOMEM;
+    for (int i = 0; i < n && !rc; i++)
+        rc = seq_init(&seqs[i], m, cross);
+    if (!rc)
+        rc = run_start(m, o, &seqs[0]);
+    memset(w, 0, sizeof *w);
+    float no_speech = seqs && !rc ? seqs[0].w.no_speech_prob : 0;
+    if (!rc)
+        rc = beam ? decode_beam(m, o, seqs, w) : decode_independent(m, o, seqs, n, w);
+    w->no_speech_prob = no_speech;
+    for (int i = 0; seqs && i < n; i++)
+        seq_free(&seqs[i]);
+    free(seqs);
     if (rc)
         hark_window_free(w);
+    return rc;
+}
+
+int hark_language_probs(const hark_model *m, const hark_cross *cross, float *probs)
+{
+    const hark_specials *s = &m->vocab.sp;
+    seq q;
+    int rc = seq_init(&q, m, cross);
+    if (!rc)
+        rc = hark_decode(m, &q.kv, &s->sot, 1, q.logits);
+    if (!rc) {
+        double lse = log_sum_exp(q.logits, s->first_lang, s->first_lang + s->n_langs);
+        for (int i = 0; i < s->n_langs; i++)
+            probs[i] = (float)exp(q.logits[s->first_lang + i] - lse);
+    }
+    seq_free(&q);
     return rc;
 }

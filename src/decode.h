@@ -1,29 +1,46 @@
-/* Decoding one window: logit filters and token selection. */
+/* Decoding one window: the start sequence, logit filters, and greedy,
+ * sampled or beam-search selection, as openai/whisper's DecodingTask. */
 #ifndef HARK_DECODE_H
 #define HARK_DECODE_H
 
 #include "internal.h"
 
 typedef struct hark_decode_opts {
-    int timestamps;       /* predict timestamp tokens                    */
-    int sample_len;       /* most tokens to sample                       */
-    const int *prompt;    /* previous-text tokens (without startofprev)  */
+    int timestamps;       /* predict timestamp tokens                              */
+    int sample_len;       /* most tokens to sample                                 */
+    const int *prompt;    /* previous-text tokens (without startofprev)            */
     int n_prompt;
+    int lang_token;       /* -1 for English-only models                             */
+    int task_token;       /* -1 for English-only models                             */
+    float temperature;    /* 0: greedy or beam search; > 0: sampling               */
+    int beam_size;        /* beams at temperature 0; <= 1 greedy                   */
+    float patience;
+    float length_penalty; /* < 0: rank by sum_logprob / length                      */
+    int best_of;          /* independent samples at temperature > 0                */
+    uint64_t seed;        /* sampling generator state for this window and temperature */
+    int max_initial_timestamp; /* index of the latest allowed first timestamp       */
 } hark_decode_opts;
 
 typedef struct hark_window {
     int *tokens;          /* sampled tokens, eot excluded */
     float *probs;         /* probability of each when chosen */
     int n, cap;
-    double sum_logprob;
+    double sum_logprob;   /* eot's log-probability included, as openai sums it */
     float no_speech_prob;
 } hark_window;
 
-/* Greedy decoding of one window whose encoder output is enc_out. */
-int hark_decode_window(const hark_model *m, hark_kv *kv, const float *enc_out,
-                       const hark_decode_opts *o, hark_window *w);
+/* Decodes one window against cross K/V already set for it. */
+int hark_decode_window(const hark_model *m, const hark_cross *cross, const hark_decode_opts *o,
+                       hark_window *w);
 void hark_window_free(hark_window *w);
-/* The start sequence: [startofprev prompt...] sot [lang task] [notimestamps]. */
-int hark_start_sequence(const hark_model *m, const hark_decode_opts *o, int *seq, int cap);
+/* The start sequence: [startofprev prompt...] sot [lang task] [notimestamps].
+ * *sot_index receives the position of sot. */
+int hark_start_sequence(const hark_model *m, const hark_decode_opts *o, int *seq, int cap,
+                        int *sot_index);
+/* The logit filters for the next token after toks[0..n) (exposed for tests). */
+void hark_apply_filters(const hark_model *m, const hark_decode_opts *o, float *logits,
+                        const int *toks, int n);
+/* Language probabilities after [sot] (multilingual models): probs[n_langs]. */
+int hark_language_probs(const hark_model *m, const hark_cross *cross, float *probs);
 
 #endif

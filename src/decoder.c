@@ -1,25 +1,57 @@
 /* Whisper's text decoder: token + learned position embeddings, blocks of
  * masked self-attention (KV cache), cross-attention over the encoder output
  * (K/V projected once per window), MLP; logits tied to the token embedding. */
+#include <cblas.h>
+#include <stdlib.h>
+#include <math.h>
+#include <string.h>
+
 #include "internal.h"
 #include "ops.h"
 
-#include <stdlib.h>
-#include <string.h>
+int hark_cross_init(hark_cross *c, const hark_model *m)
+{
+    size_t n = (size_t)m->hp.n_text_layer * m->hp.n_audio_ctx * m->hp.n_text_state;
+    memset(c, 0, sizeof *c);
+    c->k = calloc(n, sizeof(float));
+    c->v = calloc(n, sizeof(float));
+    if (!c->k || !c->v) {
+        hark_cross_free(c);
+        return HARK_ERR_NOMEM;
+    }
+    return 0;
+}
 
-int hark_kv_init(hark_kv *kv, const hark_model *m)
+void hark_cross_free(hark_cross *c)
+{
+    free(c->k);
+    free(c->v);
+    memset(c, 0, sizeof *c);
+}
+
+void hark_cross_set(const hark_model *m, hark_cross *c, const float *enc_out)
+{
+    size_t d = (size_t)m->hp.n_text_state, ac = (size_t)m->hp.n_audio_ctx;
+    for (int l = 0; l < m->hp.n_text_layer; l++) {
+        const hark_attn *a = &m->dec[l].cross;
+        hark_linear(c->k + l * ac * d, enc_out, (int)ac, &a->k, NULL);
+        hark_linear(c->v + l * ac * d, enc_out, (int)ac, &a->v, a->v_b);
+    }
+    c->computations++;
+}
+
+int hark_kv_init(hark_kv *kv, const hark_model *m, const hark_cross *cross)
 {
     const hark_hparams *hp = &m->hp;
     size_t d = (size_t)hp->n_text_state, L = (size_t)hp->n_text_layer;
     size_t tc = (size_t)hp->n_text_ctx, ac = (size_t)hp->n_audio_ctx;
     size_t wide = tc > ac ? tc : ac;
     memset(kv, 0, sizeof *kv);
-    kv->self_k = calloc(L * tc * d, sizeof(float));
-    kv->self_v = calloc(L * tc * d, sizeof(float));
-    kv->cross_k = calloc(L * ac * d, sizeof(float));
-    kv->cross_v = calloc(L * ac * d, sizeof(float));
-    kv->scratch = calloc(tc * d * 10 + tc * wide, sizeof(float));
-    if (!kv->self_k || !kv->self_v || !kv->cross_k || !kv->cross_v || !kv->scratch) {
+    kv->cross = cross;
+    kv->self_k = malloc(L * tc * d * sizeof(float));
+    kv->self_v = malloc(L * tc * d * sizeof(float));
+    kv->scratch = malloc((tc * d * 8 + tc * wide) * sizeof(float));
+    if (!kv->self_k || !kv->self_v || !kv->scratch) {
         hark_kv_free(kv);
         return HARK_ERR_NOMEM;
     }
@@ -30,22 +62,18 @@ void hark_kv_free(hark_kv *kv)
 {
     free(kv->self_k);
     free(kv->self_v);
-    free(kv->cross_k);
-    free(kv->cross_v);
     free(kv->scratch);
     memset(kv, 0, sizeof *kv);
 }
 
-void hark_decoder_set_audio(const hark_model *m, hark_kv *kv, const float *enc_out)
+void hark_kv_copy(const hark_model *m, hark_kv *dst, const hark_kv *src)
 {
-    size_t d = (size_t)m->hp.n_text_state, ac = (size_t)m->hp.n_audio_ctx;
+    size_t d = (size_t)m->hp.n_text_state, tc = (size_t)m->hp.n_text_ctx;
     for (int l = 0; l < m->hp.n_text_layer; l++) {
-        const hark_attn *a = &m->dec[l].cross;
-        hark_linear(kv->cross_k + l * ac * d, enc_out, (int)ac, &a->k, NULL);
-        hark_linear(kv->cross_v + l * ac * d, enc_out, (int)ac, &a->v, a->v_b);
+        memcpy(dst->self_k + l * tc * d, src->self_k + l * tc * d, src->n_past * d * sizeof(float));
+        memcpy(dst->self_v + l * tc * d, src->self_v + l * tc * d, src->n_past * d * sizeof(float));
     }
-    kv->cross_computations++;
-    kv->n_past = 0;
+    dst->n_past = src->n_past;
 }
 
 typedef struct step_buf {
@@ -79,6 +107,21 @@ static void self_attention(const hark_model *m, hark_kv *kv, int l, step_buf *b,
     hark_add(b->x, b->h, (size_t)n * d);
 }
 
+/* Stores q.k^T / sqrt(d_head) of this layer's alignment heads (word timing). */
+static void capture_scores(const hark_model *m, hark_kv *kv, int l, const float *q,
+                           const float *k, int n)
+{
+    int d = m->hp.n_text_state, ac = m->hp.n_audio_ctx, dh = d / m->hp.n_text_head;
+    for (int i = 0; i < m->n_alignment_heads; i++) {
+        if (m->alignment_heads[i][0] != l)
+            continue;
+        int h = m->alignment_heads[i][1];
+        float *out = kv->capture + ((size_t)i * m->hp.n_text_ctx + kv->n_past) * ac;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, ac, dh, 1.0f / sqrtf((float)dh),
+                    q + h * dh, d, k + h * dh, d, 0.0f, out, ac);
+    }
+}
+
 static void cross_attention(const hark_model *m, hark_kv *kv, int l, step_buf *b, int n)
 {
     const hark_attn *a = &m->dec[l].cross;
@@ -86,7 +129,9 @@ static void cross_attention(const hark_model *m, hark_kv *kv, int l, step_buf *b
     size_t base = (size_t)l * ac * d;
     hark_layer_norm(b->h, b->x, n, d, a->ln_w, a->ln_b);
     hark_linear(b->q, b->h, n, &a->q, a->q_b);
-    hark_attention(b->att, b->q, kv->cross_k + base, kv->cross_v + base, n, ac, d,
+    if (kv->capture)
+        capture_scores(m, kv, l, b->q, kv->cross->k + base, n);
+    hark_attention(b->att, b->q, kv->cross->k + base, kv->cross->v + base, n, ac, d,
                    m->hp.n_text_head, -1, b->scores);
     hark_linear(b->h, b->att, n, &a->o, a->o_b);
     hark_add(b->x, b->h, (size_t)n * d);
@@ -129,8 +174,10 @@ int hark_decode(const hark_model *m, hark_kv *kv, const int *tokens, int n, floa
         mlp(&m->dec[l], &b, n, d);
     }
     kv->n_past += n;
-    float *last = b.x + (size_t)(n - 1) * d;
-    hark_layer_norm(b.h, last, 1, d, m->dec_ln_w, m->dec_ln_b);
-    hark_linear(logits, b.h, 1, &m->tok_emb, NULL);
+    if (logits) {
+        float *last = b.x + (size_t)(n - 1) * d;
+        hark_layer_norm(b.h, last, 1, d, m->dec_ln_w, m->dec_ln_b);
+        hark_linear(logits, b.h, 1, &m->tok_emb, NULL);
+    }
     return 0;
 }

@@ -183,21 +183,45 @@ int hark_read_npy(const char *path, float **data, int *rows, int *cols, hark_err
 /* Encoder: mel window [n_mels][2*n_audio_ctx] -> out [n_audio_ctx][d]. */
 int hark_encode(const hark_model *m, const float *mel, float *out, int n_threads);
 
-/* Decoder state for one window: self-attention KV cache and cross K/V. */
+/* Cross-attention K/V of one window, projected once and shared by every
+ * sequence decoded against it (beams, samples). */
+typedef struct hark_cross {
+    float *k, *v;              /* [n_layer][n_audio_ctx][d] */
+    long computations;         /* how often they were projected (tests) */
+} hark_cross;
+
+/* One decoded sequence: its self-attention KV cache and scratch. */
 typedef struct hark_kv {
     float *self_k, *self_v;    /* [n_layer][n_text_ctx][d] */
-    float *cross_k, *cross_v;  /* [n_layer][n_audio_ctx][d] */
-    int n_past;                /* tokens in the self-attention cache */
-    long cross_computations;   /* how often cross K/V were projected (tests) */
+    int n_past;                /* tokens in the cache */
+    const hark_cross *cross;
     float *scratch;
+    /* when capture is set: pre-softmax cross-attention scores of the model's
+     * alignment heads, [n_alignment_heads][n_text_ctx][n_audio_ctx] by position */
+    float *capture;
 } hark_kv;
 
-int hark_kv_init(hark_kv *kv, const hark_model *m);
-void hark_kv_free(hark_kv *kv);
+int hark_cross_init(hark_cross *c, const hark_model *m);
+void hark_cross_free(hark_cross *c);
 /* Projects the encoder output to cross-attention K/V (once per window). */
-void hark_decoder_set_audio(const hark_model *m, hark_kv *kv, const float *enc_out);
+void hark_cross_set(const hark_model *m, hark_cross *c, const float *enc_out);
+int hark_kv_init(hark_kv *kv, const hark_model *m, const hark_cross *cross);
+void hark_kv_free(hark_kv *kv);
+/* Makes dst's cache a copy of src's (both from the same model). */
+void hark_kv_copy(const hark_model *m, hark_kv *dst, const hark_kv *src);
 /* Runs n tokens at position kv->n_past; writes the logits of the last token
  * ([n_vocab]) and advances the cache. */
 int hark_decode(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *logits);
+
+/* ------------------------------------------------------------ language */
+
+/* The language token for params->language, or the most likely one when it is
+ * NULL or "auto" (encodes the mel window into enc and sets cross). */
+int hark_select_language(const hark_model *m, const hark_params *p, const float *mel_window,
+                         float *enc, hark_cross *cross, char *code, size_t code_len,
+                         int *lang_token, hark_error *e);
+/* Language probabilities of a mel window, most likely first. */
+int hark_rank_languages(const hark_model *m, const float *mel_window, float *enc,
+                        hark_cross *cross, int *order, float *probs);
 
 #endif

@@ -324,6 +324,17 @@ static int default_suppress(hark_model *m)
     return rc;
 }
 
+/* Without a list from the model: every head of the last half of the decoder
+ * layers, as openai does for models it has no alignment heads for. */
+static void default_alignment_heads(hark_model *m)
+{
+    for (int l = m->hp.n_text_layer / 2; l < m->hp.n_text_layer; l++)
+        for (int h = 0; h < m->hp.n_text_head && m->n_alignment_heads < 64; h++) {
+            m->alignment_heads[m->n_alignment_heads][0] = l;
+            m->alignment_heads[m->n_alignment_heads++][1] = h;
+        }
+}
+
 hark_model *hark_model_load(const char *path, char *err, size_t errlen)
 {
     hark_error e = {{0}};
@@ -336,6 +347,8 @@ hark_model *hark_model_load(const char *path, char *err, size_t errlen)
     int rc = is_directory(path) ? hark_load_hf(m, path, &e) : hark_load_ggml(m, path, &e);
     if (!rc && !m->suppress && default_suppress(m))
         rc = hark_fail(&e, HARK_ERR_NOMEM, "%s: out of memory", path);
+    if (!rc && m->n_alignment_heads == 0)
+        default_alignment_heads(m);
     if (rc) {
         if (err && errlen)
             snprintf(err, errlen, "%s", e.msg);

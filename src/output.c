@@ -150,6 +150,17 @@ static cJSON *segment_json(const hark_segment *s, int id)
     cJSON_AddNumberToObject(o, "avg_logprob", round(s->avg_logprob * 1e6) / 1e6);
     cJSON_AddNumberToObject(o, "compression_ratio", round(s->compression_ratio * 1e6) / 1e6);
     cJSON_AddNumberToObject(o, "no_speech_prob", round(s->no_speech_prob * 1e6) / 1e6);
+    if (s->n_words > 0) {
+        cJSON *words = cJSON_AddArrayToObject(o, "words");
+        for (int j = 0; j < s->n_words; j++) {
+            cJSON *w = cJSON_CreateObject();
+            cJSON_AddStringToObject(w, "word", s->words[j].text);
+            cJSON_AddNumberToObject(w, "start", round(s->words[j].start * 100) / 100);
+            cJSON_AddNumberToObject(w, "end", round(s->words[j].end * 100) / 100);
+            cJSON_AddNumberToObject(w, "probability", round(s->words[j].probability * 1e6) / 1e6);
+            cJSON_AddItemToArray(words, w);
+        }
+    }
     return o;
 }
 

@@ -1,9 +1,12 @@
-/* The long-form loop: one log-mel for the whole input plus 30 s of zeros (as
- * openai/whisper's transcribe() computes it), then windows of 2 * n_audio_ctx
- * frames, each encoded once and decoded, each becoming a segment. */
+/* The long-form loop, as openai/whisper's transcribe(): one log-mel for the
+ * whole input plus 30 s of zeros; windows of 2 * n_audio_ctx frames; each
+ * window encoded once, decoded with temperature fallback, split into segments
+ * at timestamp pairs; the seek pointer moved to the last complete pair; the
+ * previous text as the next window's prompt. */
 #include "transcribe.h"
 
 #include <cblas.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,24 +16,33 @@
 
 enum { PAD_SAMPLES = 30 * HARK_SAMPLE_RATE, SAMPLES_PER_FRAME = 160 };
 
+int hark_align_words(const hark_model *m, const hark_cross *cross, const hark_decode_opts *o,
+                     int n_frames, double t0, hark_segment *segs, int n_segs);
+
+static void segment_free(hark_segment *s)
+{
+    for (int j = 0; j < s->n_tokens; j++)
+        free(s->token_text[j]);
+    for (int j = 0; j < s->n_words; j++)
+        free(s->words[j].text);
+    free(s->words);
+    free(s->token_text);
+    free(s->text);
+    free(s->tokens);
+    free(s->probs);
+}
+
 void hark_result_clear(hark_result *r)
 {
-    for (int i = 0; i < r->n; i++) {
-        hark_segment *s = &r->seg[i];
-        for (int j = 0; j < s->n_tokens; j++)
-            free(s->token_text[j]);
-        free(s->token_text);
-        free(s->text);
-        free(s->tokens);
-        free(s->probs);
-    }
+    for (int i = 0; i < r->n; i++)
+        segment_free(&r->seg[i]);
     free(r->seg);
     free(r->text);
     memset(r, 0, sizeof *r);
 }
 
 /* UTF-8 bytes / zlib-compressed bytes, openai's repetition measure. */
-static float compression_ratio(const char *text)
+float hark_compression_ratio(const char *text)
 {
     uLong n = (uLong)strlen(text);
     if (n == 0)
@@ -43,6 +55,34 @@ static float compression_ratio(const char *text)
     }
     free(buf);
     return (float)n / (float)cap;
+}
+
+/* ---------------------------------------------------------- state */
+
+typedef struct loop_state {
+    const hark_model *m;
+    const hark_params *p;
+    float *mel, *window, *enc;
+    int frames, content;
+    hark_cross cross;
+    int *history;          /* every text and timestamp token so far (the prompt source) */
+    int n_history, cap_history, prompt_from;
+    int lang_token, task_token;
+} loop_state;
+
+static int history_add(loop_state *st, const int *t, int n)
+{
+    if (st->n_history + n > st->cap_history) {
+        int cap = (st->n_history + n) * 2 + 64;
+        int *p = realloc(st->history, sizeof(int) * (size_t)cap);
+        if (!p)
+            return HARK_ERR_NOMEM;
+        st->history = p;
+        st->cap_history = cap;
+    }
+    memcpy(st->history + st->n_history, t, sizeof(int) * (size_t)n);
+    st->n_history += n;
+    return 0;
 }
 
 static hark_segment *new_segment(hark_result *r)
@@ -60,28 +100,225 @@ static hark_segment *new_segment(hark_result *r)
     return s;
 }
 
-static int fill_segment(const hark_model *m, hark_segment *s, hark_window *w)
+/* A segment from tokens [from, to) of a decoded window. */
+static int add_segment(const loop_state *st, hark_result *r, const hark_window *w, int from,
+                       int to, double start, double end, int seek, float temperature)
 {
-    s->text = hark_detokenize(&m->vocab, w->tokens, w->n);
-    s->token_text = calloc((size_t)(w->n ? w->n : 1), sizeof(char *));
-    if (!s->text || !s->token_text)
+    const hark_vocab *v = &st->m->vocab;
+    hark_segment *s = new_segment(r);
+    if (!s)
         return HARK_ERR_NOMEM;
-    for (int i = 0; i < w->n; i++) {
-        int len;
-        const char *b = hark_token_bytes(&m->vocab, w->tokens[i], &len);
-        s->token_text[i] = w->tokens[i] < m->vocab.sp.eot ? hark_detokenize(&m->vocab, &w->tokens[i], 1)
-                                                         : strndup(b, (size_t)len);
+    int n = to - from;
+    s->seek = seek;
+    s->start = start;
+    s->end = end;
+    s->temperature = temperature;
+    s->text = hark_detokenize(v, w->tokens + from, n);
+    s->tokens = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    s->probs = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    s->token_text = calloc((size_t)(n ? n : 1), sizeof(char *));
+    if (!s->text || !s->tokens || !s->probs || !s->token_text)
+        return HARK_ERR_NOMEM;
+    memcpy(s->tokens, w->tokens + from, sizeof(int) * (size_t)n);
+    memcpy(s->probs, w->probs + from, sizeof(float) * (size_t)n);
+    s->n_tokens = n;
+    for (int i = 0; i < n; i++) {
+        int len, id = s->tokens[i];
+        const char *b = hark_token_bytes(v, id, &len);
+        s->token_text[i] = id < v->sp.eot ? hark_detokenize(v, &id, 1) : strndup(b, (size_t)len);
         if (!s->token_text[i])
             return HARK_ERR_NOMEM;
     }
-    s->tokens = w->tokens;
-    s->probs = w->probs;
-    s->n_tokens = w->n;
     s->avg_logprob = (float)(w->sum_logprob / (w->n + 1));
     s->no_speech_prob = w->no_speech_prob;
-    s->compression_ratio = compression_ratio(s->text);
-    w->tokens = NULL;
-    w->probs = NULL;
+    s->compression_ratio = hark_compression_ratio(s->text);
+    return 0;
+}
+
+/* ---------------------------------------------------------- one window */
+
+static hark_decode_opts window_opts(const loop_state *st, float t, int seek, int t_index)
+{
+    const hark_params *p = st->p;
+    hark_decode_opts o = {0};
+    o.timestamps = p->timestamps;
+    o.sample_len = p->max_tokens > 0 ? p->max_tokens : st->m->hp.n_text_ctx / 2;
+    o.prompt = st->history + st->prompt_from;
+    o.n_prompt = st->n_history - st->prompt_from;
+    if (!p->condition_on_previous_text && st->prompt_from < st->n_history && seek > 0)
+        o.n_prompt = 0;
+    if (t >= 0.5f) /* openai drops the prompt at high temperatures */
+        o.n_prompt = 0;
+    o.lang_token = st->lang_token;
+    o.task_token = st->task_token;
+    o.temperature = t;
+    o.beam_size = p->beam_size;
+    o.patience = p->patience > 0 ? p->patience : 1.0f;
+    o.length_penalty = p->length_penalty;
+    o.best_of = p->best_of;
+    /* a seed per window and temperature: results never depend on threads */
+    o.seed = p->seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)seek << 20 ^ (uint64_t)t_index;
+    o.max_initial_timestamp = 50;
+    return o;
+}
+
+int hark_needs_fallback(const hark_params *p, const char *text, double sum_logprob, int n_tokens,
+                        float no_speech_prob)
+{
+    float ratio = hark_compression_ratio(text);
+    double avg = sum_logprob / (n_tokens + 1);
+    int retry = (p->compression_ratio_threshold > 0 && ratio > p->compression_ratio_threshold) ||
+                avg < p->logprob_threshold;
+    if (p->no_speech_threshold > 0 && no_speech_prob > p->no_speech_threshold &&
+        avg < p->logprob_threshold)
+        retry = 0; /* silence: a retry would not help */
+    return retry;
+}
+
+static int needs_fallback(const hark_params *p, const hark_model *m, const hark_window *w)
+{
+    char *text = hark_detokenize(&m->vocab, w->tokens, w->n);
+    int retry = text ? hark_needs_fallback(p, text, w->sum_logprob, w->n, w->no_speech_prob) : 0;
+    free(text);
+    return retry;
+}
+
+/* Decodes the encoded window at each temperature until one is acceptable. */
+static int decode_with_fallback(loop_state *st, int seek, hark_window *w, float *temperature)
+{
+    const hark_params *p = st->p;
+    int n_t = p->n_temperatures > 0 ? p->n_temperatures : 1, rc = 0;
+    for (int i = 0; i < n_t; i++) {
+        float t = p->n_temperatures > 0 ? p->temperatures[i] : 0.0f;
+        hark_decode_opts o = window_opts(st, t, seek, i);
+        if (i > 0)
+            hark_window_free(w);
+        if ((rc = hark_decode_window(st->m, &st->cross, &o, w)))
+            return rc;
+        *temperature = t;
+        if (!needs_fallback(p, st->m, w))
+            break;
+    }
+    return 0;
+}
+
+static int is_silence(const hark_params *p, const hark_window *w)
+{
+    if (p->no_speech_threshold <= 0 || w->no_speech_prob <= p->no_speech_threshold)
+        return 0;
+    return !(w->sum_logprob / (w->n + 1) > p->logprob_threshold);
+}
+
+/* Splits a window at consecutive timestamp pairs; returns frames consumed. */
+static int split_segments(loop_state *st, hark_result *r, const hark_window *w, int seek,
+                          int size, float temperature)
+{
+    int tb = st->m->vocab.sp.timestamp_begin, n = w->n, last = 0, rc = 0;
+    double t0 = seek * 0.01, step = 0.02;
+    int single_end = n >= 2 && w->tokens[n - 2] < tb && w->tokens[n - 1] >= tb;
+    int cuts = 0;
+    for (int i = 1; i < n && !rc; i++) {
+        if (!(w->tokens[i - 1] >= tb && w->tokens[i] >= tb))
+            continue;
+        cuts++;
+        rc = add_segment(st, r, w, last, i, t0 + (w->tokens[last] - tb) * step,
+                         t0 + (w->tokens[i - 1] - tb) * step, seek, temperature);
+        last = i;
+    }
+    if (rc)
+        return -1;
+    if (cuts == 0) {
+        double end = size * 0.01;
+        for (int i = n - 1; i >= 0; i--)
+            if (w->tokens[i] >= tb) {
+                if (w->tokens[i] != tb)
+                    end = (w->tokens[i] - tb) * step;
+                break;
+            }
+        return add_segment(st, r, w, 0, n, t0, t0 + end, seek, temperature) ? -1 : size;
+    }
+    if (single_end) {
+        if (add_segment(st, r, w, last, n, t0 + (w->tokens[last] - tb) * step,
+                        t0 + (w->tokens[n - 1] - tb) * step, seek, temperature))
+            return -1;
+        return size;
+    }
+    /* continue from the last complete timestamp pair */
+    return (w->tokens[last - 1] - tb) * 2;
+}
+
+/* ---------------------------------------------------------- the loop */
+
+static void slice_window(const loop_state *st, int seek, int n_mels, int len)
+{
+    for (int c = 0; c < n_mels; c++)
+        for (int t = 0; t < len; t++) {
+            int src = seek + t;
+            /* past the padded end, the padding's own (floor) value */
+            st->window[(size_t)c * len + t] =
+                st->mel[(size_t)c * st->frames + (src < st->frames ? src : st->frames - 1)];
+        }
+}
+
+static int drop_empty_segments(hark_result *r, int from)
+{
+    int k = from;
+    for (int i = from; i < r->n; i++) {
+        hark_segment *s = &r->seg[i];
+        int blank = 1;
+        for (const char *c = s->text; *c && blank; c++)
+            blank = *c == ' ' || *c == '\n' || *c == '\t';
+        if (blank || s->start == s->end) { /* openai blanks these; hark drops them */
+            segment_free(s);
+            continue;
+        }
+        r->seg[k++] = *s;
+    }
+    int removed = r->n - k;
+    r->n = k;
+    return removed;
+}
+
+static int one_window(loop_state *st, hark_result *r, int seek)
+{
+    const hark_model *m = st->m;
+    int len = 2 * m->hp.n_audio_ctx, size = st->content - seek < len ? st->content - seek : len;
+    slice_window(st, seek, m->hp.n_mels, len);
+    if (hark_encode(m, st->window, st->enc, st->p->n_threads))
+        return -1;
+    hark_cross_set(m, &st->cross, st->enc);
+    hark_window w = {0};
+    float temperature = 0;
+    if (decode_with_fallback(st, seek, &w, &temperature))
+        return -1;
+    int first = r->n, advance = size;
+    if (!is_silence(st->p, &w)) {
+        advance = st->p->timestamps ? split_segments(st, r, &w, seek, size, temperature)
+                                    : (add_segment(st, r, &w, 0, w.n, seek * 0.01,
+                                                   (seek + size) * 0.01, seek, temperature) ? -1 : size);
+        if (advance >= 0 && st->p->word_timestamps) {
+            hark_decode_opts o = window_opts(st, temperature, seek, 0);
+            hark_align_words(m, &st->cross, &o, size, seek * 0.01, r->seg + first, r->n - first);
+        }
+        if (advance >= 0 && history_add(st, w.tokens, w.n))
+            advance = -1;
+        if (!st->p->condition_on_previous_text || temperature >= 0.5f)
+            st->prompt_from = st->n_history;
+    }
+    hark_window_free(&w);
+    if (advance >= 0)
+        drop_empty_segments(r, first);
+    return advance;
+}
+
+static int run_windows(loop_state *st, hark_result *r)
+{
+    for (int seek = 0; seek < st->content;) {
+        int advance = one_window(st, r, seek);
+        if (advance < 0)
+            return HARK_ERR_NOMEM;
+        seek += advance > 0 ? advance : 1;
+    }
     return 0;
 }
 
@@ -102,75 +339,63 @@ static int join_text(hark_result *r)
     return 0;
 }
 
-typedef struct loop_state {
-    float *mel, *window, *enc;
-    int frames, content;
-    hark_kv kv;
-} loop_state;
 
-static void slice_window(const loop_state *st, int seek, int n_mels, int len)
+static int prepare(loop_state *st, const float *samples, size_t n, hark_error *e)
 {
-    for (int c = 0; c < n_mels; c++)
-        for (int t = 0; t < len; t++) {
-            int src = seek + t;
-            /* past the padded end, the padding's own (floor) value */
-            st->window[(size_t)c * len + t] =
-                st->mel[(size_t)c * st->frames + (src < st->frames ? src : st->frames - 1)];
+    const hark_model *m = st->m;
+    int rc = hark_log_mel(samples, n, PAD_SAMPLES, m->hp.n_mels, st->p->n_threads, &st->mel,
+                          &st->frames, e);
+    if (rc)
+        return rc;
+    st->content = (int)(n / SAMPLES_PER_FRAME);
+    int len = 2 * m->hp.n_audio_ctx;
+    st->window = malloc(sizeof(float) * (size_t)m->hp.n_mels * len);
+    st->enc = malloc(sizeof(float) * (size_t)m->hp.n_audio_ctx * m->hp.n_audio_state);
+    if (!st->window || !st->enc || hark_cross_init(&st->cross, m))
+        return hark_fail(e, HARK_ERR_NOMEM, "out of memory for the model's buffers");
+    if (st->p->initial_prompt && *st->p->initial_prompt) {
+        char *text = malloc(strlen(st->p->initial_prompt) + 2);
+        int *ids, k = -1;
+        if (text) {
+            sprintf(text, " %s", st->p->initial_prompt);
+            k = hark_tokenize(&m->vocab, text, &ids);
         }
-}
-
-static int run_windows(const hark_model *m, const hark_params *p, loop_state *st, hark_result *r)
-{
-    int len = 2 * m->hp.n_audio_ctx, rc = 0;
-    hark_decode_opts o = {p->timestamps, p->max_tokens > 0 ? p->max_tokens : m->hp.n_text_ctx / 2,
-                          NULL, 0};
-    for (int seek = 0; seek < st->content && !rc; seek += len) {
-        slice_window(st, seek, m->hp.n_mels, len);
-        if ((rc = hark_encode(m, st->window, st->enc, p->n_threads)))
-            break;
-        hark_window w;
-        if ((rc = hark_decode_window(m, &st->kv, st->enc, &o, &w)))
-            break;
-        hark_segment *s = new_segment(r);
-        if (!s) {
-            hark_window_free(&w);
-            return HARK_ERR_NOMEM;
-        }
-        s->seek = seek;
-        s->start = seek * 0.01;
-        s->end = (seek + len < st->content ? seek + len : st->content) * 0.01;
-        rc = fill_segment(m, s, &w);
-        hark_window_free(&w);
+        free(text);
+        if (k < 0 || history_add(st, ids, k))
+            return hark_fail(e, HARK_ERR_NOMEM, "out of memory");
+        free(ids);
     }
-    return rc;
+    return 0;
 }
 
 int hark_run(const hark_model *m, const hark_params *p, const float *samples, size_t n,
              hark_result *r, hark_error *e)
 {
     loop_state st = {0};
+    st.m = m;
+    st.p = p;
+    st.lang_token = st.task_token = -1;
     hark_result_clear(r);
-    snprintf(r->language, sizeof r->language, "%s", p->language ? p->language : "en");
+    snprintf(r->language, sizeof r->language, "en");
     r->audio_seconds = (double)n / HARK_SAMPLE_RATE;
     if (n == 0)
         return hark_fail(e, HARK_ERR_ARG, "no audio samples");
+    if (!m->vocab.multilingual && p->translate)
+        return hark_fail(e, HARK_ERR_MODEL, "%s: an English-only model cannot translate", m->path);
     openblas_set_num_threads(p->n_threads > 0 ? p->n_threads : 1);
-    int rc = hark_log_mel(samples, n, PAD_SAMPLES, m->hp.n_mels, p->n_threads, &st.mel,
-                          &st.frames, e);
-    if (rc)
-        return rc;
-    st.content = (int)(n / SAMPLES_PER_FRAME);
-    int len = 2 * m->hp.n_audio_ctx;
-    st.window = malloc(sizeof(float) * (size_t)m->hp.n_mels * len);
-    st.enc = malloc(sizeof(float) * (size_t)m->hp.n_audio_ctx * m->hp.n_audio_state);
-    if (!st.window || !st.enc || hark_kv_init(&st.kv, m))
-        rc = hark_fail(e, HARK_ERR_NOMEM, "out of memory for the model's buffers");
-    if (!rc && (rc = run_windows(m, p, &st, r)))
-        hark_fail(e, rc, "%s: transcription failed (%s)", m->path,
-                  rc == HARK_ERR_NOMEM ? "out of memory" : "decoder error");
+    int rc = prepare(&st, samples, n, e);
+    if (!rc && m->vocab.multilingual) {
+        slice_window(&st, 0, m->hp.n_mels, 2 * m->hp.n_audio_ctx);
+        rc = hark_select_language(m, p, st.window, st.enc, &st.cross, r->language,
+                                  sizeof r->language, &st.lang_token, e);
+        st.task_token = p->translate ? m->vocab.sp.translate : m->vocab.sp.transcribe;
+    }
+    if (!rc && (rc = run_windows(&st, r)))
+        hark_fail(e, rc, "%s: transcription failed (out of memory)", m->path);
     if (!rc && (rc = join_text(r)))
         hark_fail(e, rc, "out of memory");
-    hark_kv_free(&st.kv);
+    hark_cross_free(&st.cross);
+    free(st.history);
     free(st.mel);
     free(st.window);
     free(st.enc);

@@ -13,7 +13,15 @@ typedef struct hark_segment {
     char **token_text;    /* each token's bytes, made valid UTF-8 */
     int n_tokens;
     float temperature, avg_logprob, compression_ratio, no_speech_prob;
+    struct hark_word *words;
+    int n_words;
 } hark_segment;
+
+typedef struct hark_word {
+    char *text;
+    double start, end;
+    float probability;
+} hark_word;
 
 typedef struct hark_result {
     hark_segment *seg;
@@ -24,6 +32,11 @@ typedef struct hark_result {
 } hark_result;
 
 void hark_result_clear(hark_result *r);
+float hark_compression_ratio(const char *text);
+/* openai's fallback rule: retry at the next temperature when the text is too
+ * repetitive or too unlikely, unless the window is silence. */
+int hark_needs_fallback(const hark_params *p, const char *text, double sum_logprob, int n_tokens,
+                        float no_speech_prob);
 /* Transcribes 16 kHz mono samples into r. */
 int hark_run(const hark_model *m, const hark_params *p, const float *samples, size_t n,
              hark_result *r, hark_error *e);

@@ -69,8 +69,9 @@ static void test_forward(hark_model *m)
     printf("tiny.en encoder max |diff| = %.3g\n", d);
     CHECK(d <= 5e-3, "encoder max diff %g", d);
     hark_kv kv;
-    CHECK(hark_kv_init(&kv, m) == 0, "kv");
-    hark_decoder_set_audio(m, &kv, ref_enc);
+    hark_cross cross;
+    CHECK(hark_cross_init(&cross, m) == 0 && hark_kv_init(&kv, m, &cross) == 0, "kv");
+    hark_cross_set(m, &cross, ref_enc);
     int sot = 50257, notimestamps = 50362;
     CHECK(hark_decode(m, &kv, &sot, 1, logits) == 0, "decode sot");
     d = max_abs_diff(logits, ref_logits, 51864);
@@ -80,8 +81,9 @@ static void test_forward(hark_model *m)
     d = max_abs_diff(logits, ref_logits + 51864, 51864);
     printf("tiny.en logits after notimestamps max |diff| = %.3g\n", d);
     CHECK(d <= 5e-3, "logits after notimestamps max diff %g", d);
-    CHECK(kv.cross_computations == 1, "cross K/V projected %ld times", kv.cross_computations);
+    CHECK(cross.computations == 1, "cross K/V projected %ld times", cross.computations);
     hark_kv_free(&kv);
+    hark_cross_free(&cross);
     free(mel);
     free(ref_enc);
     free(ref_logits);

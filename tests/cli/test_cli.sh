@@ -3,39 +3,59 @@
 . "$(dirname "$0")/lib.sh"
 M=tests/data/tiny-random
 CLIP=tests/data/clip.wav
+# greedy, no timestamps: one segment per 2 s window of the test model
+G="--no-timestamps --beam-size 1 --temperature 0"
 
 "$HARK" --version >"$TMP/v"; expect_eq "--version" "$(cat "$TMP/v")" "hark 0.1.0"
 "$HARK" --help | grep -q "^usage: hark" && ok || bad "--help prints the usage"
 
 # every model file gives the same transcript
-"$HARK" -m $M/hf-f32 $CLIP >"$TMP/a.txt" 2>"$TMP/err"; expect_eq "hf-f32 exit" $? 0
+"$HARK" -m $M/hf-f32 $G $CLIP >"$TMP/a.txt" 2>"$TMP/err"; expect_eq "hf-f32 exit" $? 0
 for m in $M/hf-f16 $M/model-f32.bin $M/model-f16.bin; do
-    "$HARK" -m $m $CLIP >"$TMP/b.txt"
+    "$HARK" -m $m $G $CLIP >"$TMP/b.txt"
     cmp -s "$TMP/a.txt" "$TMP/b.txt" && ok || bad "$m transcript differs from hf-f32"
 done
 expect_eq "one line per window" "$(wc -l <"$TMP/a.txt")" 4
 
 # stdin gives the same as the file
-"$HARK" -m $M/hf-f32 - <$CLIP >"$TMP/c.txt"
+"$HARK" -m $M/hf-f32 $G - <$CLIP >"$TMP/c.txt"
 cmp -s "$TMP/a.txt" "$TMP/c.txt" && ok || bad "stdin transcript differs"
 
 # -o writes txt and json by default, nothing else, no temporary files left
-mkdir "$TMP/out"
-"$HARK" -m $M/hf-f32 -o "$TMP/out" $CLIP; expect_eq "-o exit" $? 0
-expect_eq "files written" "$(ls "$TMP/out" | tr '\n' ' ')" "clip.json clip.txt "
-cmp -s "$TMP/a.txt" "$TMP/out/clip.txt" && ok || bad "written txt differs from stdout"
-grep -q '"segments":\[{"id":0,"seek":0,"start":0,"end":2,"text":' "$TMP/out/clip.json" && ok || bad "json segments"
-grep -q '"language":"en"' "$TMP/out/clip.json" && ok || bad "json language"
-grep -qE '"tokens":\[\{"id":[0-9]+,"text":"[^"]*","p":0\.[0-9]+\}' "$TMP/out/clip.json" && ok || bad "json tokens"
+mkdir "$TMP/outdir"
+"$HARK" -q -m $M/hf-f32 $G -o "$TMP/outdir" $CLIP; expect_eq "-o exit" $? 0
+expect_eq "files written" "$(ls "$TMP/outdir" | tr '\n' ' ')" "clip.json clip.txt "
+cmp -s "$TMP/a.txt" "$TMP/outdir/clip.txt" && ok || bad "written txt differs from stdout"
+grep -q '"segments":\[{"id":0,"seek":0,"start":0,"end":2,"text":' "$TMP/outdir/clip.json" && ok || bad "json segments"
+grep -q '"language":"en"' "$TMP/outdir/clip.json" && ok || bad "json language"
+grep -qE '"tokens":\[\{"id":[0-9]+,"text":"[^"]*","p":0\.[0-9]+\}' "$TMP/outdir/clip.json" && ok || bad "json tokens"
 
 # all formats
-"$HARK" -m $M/hf-f32 -o "$TMP/out" -f all $CLIP
-expect_eq "all formats" "$(ls "$TMP/out" | tr '\n' ' ')" "clip.json clip.srt clip.tsv clip.txt clip.vtt "
-expect_eq "srt cue 2 timing" "$(sed -n 6p "$TMP/out/clip.srt")" "00:00:02,000 --> 00:00:04,000"
-expect_eq "vtt header" "$(head -n 1 "$TMP/out/clip.vtt")" "WEBVTT"
-expect_eq "vtt last cue timing" "$(grep -- '-->' "$TMP/out/clip.vtt" | tail -n 1)" "00:06.000 --> 00:07.320"
-expect_eq "tsv header" "$(head -n 1 "$TMP/out/clip.tsv")" "$(printf 'start\tend\ttext')"
-expect_eq "tsv last times" "$(tail -n 1 "$TMP/out/clip.tsv" | cut -f1,2)" "$(printf '6000\t7320')"
+"$HARK" -q -m $M/hf-f32 $G -o "$TMP/outdir" -f all $CLIP
+expect_eq "all formats" "$(ls "$TMP/outdir" | tr '\n' ' ')" "clip.json clip.srt clip.tsv clip.txt clip.vtt "
+expect_eq "srt cue 2 timing" "$(sed -n 6p "$TMP/outdir/clip.srt")" "00:00:02,000 --> 00:00:04,000"
+expect_eq "vtt header" "$(head -n 1 "$TMP/outdir/clip.vtt")" "WEBVTT"
+expect_eq "vtt last cue timing" "$(grep -- '-->' "$TMP/outdir/clip.vtt" | tail -n 1)" "00:06.000 --> 00:07.320"
+expect_eq "tsv header" "$(head -n 1 "$TMP/outdir/clip.tsv")" "$(printf 'start\tend\ttext')"
+expect_eq "tsv last times" "$(tail -n 1 "$TMP/outdir/clip.tsv" | cut -f1,2)" "$(printf '6000\t7320')"
+
+# timestamps (the default): segments on the 20 ms grid, in order, never overlapping
+"$HARK" -q -m $M/hf-f32 -f tsv $CLIP >"$TMP/ts.tsv"; expect_eq "timestamps exit" $? 0
+awk -F'\t' 'NR > 1 { if ($1 % 20 || $2 % 20 || $2 <= $1 || $1 < prev) bad = 1; prev = $2; n++ }
+            END { exit !(n >= 2 && !bad) }' "$TMP/ts.tsv" && ok || bad "timestamped segments: $(cat "$TMP/ts.tsv")"
+
+# deterministic: two runs and -t 1 / -t 2 are byte-identical (beam search, fallback, sampling)
+for t in 1 2; do "$HARK" -q -m $M/model-f16.bin -t $t -f json --word-timestamps $CLIP >"$TMP/t$t.json"; done
+"$HARK" -q -m $M/model-f16.bin -t 1 -f json --word-timestamps $CLIP >"$TMP/t1b.json"
+cmp -s "$TMP/t1.json" "$TMP/t2.json" && ok || bad "-t 1 and -t 2 differ"
+cmp -s "$TMP/t1.json" "$TMP/t1b.json" && ok || bad "two runs differ"
+grep -q '"words":\[{"word":' "$TMP/t1.json" && ok || bad "--word-timestamps gives words"
+"$HARK" -q -m $M/hf-f32 --temperature 1 --best-of 3 --seed 7 $CLIP >"$TMP/s1.txt"
+"$HARK" -q -m $M/hf-f32 --temperature 1 --best-of 3 --seed 7 $CLIP >"$TMP/s2.txt"
+cmp -s "$TMP/s1.txt" "$TMP/s2.txt" && ok || bad "seeded sampling differs between runs"
+
+# English-only models refuse to translate or detect a language
+expect_error "hark: $M/hf-f32: an English-only model cannot translate" -m $M/hf-f32 --task translate $CLIP
 
 # hark mel: [80, frames] float32, frames = (samples + 30 s) / 160
 "$HARK" mel $CLIP -o "$TMP/m.npy"; expect_eq "mel exit" $? 0

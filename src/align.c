@@ -1,0 +1,288 @@
+/* Word-level timestamps as openai/whisper computes them: the decoder re-reads
+ * [sot sequence, notimestamps, text tokens, eot] once while the cross-attention
+ * scores of the alignment heads are kept; those are softmaxed over the audio
+ * frames, standardised over the tokens, median-filtered (width 7), averaged
+ * over heads, and aligned to the frames by dynamic time warping.  Word
+ * boundaries follow the tokens that begin with a space or are punctuation.
+ * Unlike openai, segment times are left on the timestamp grid. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "internal.h"
+#include "ops.h"
+#include "transcribe.h"
+
+enum { MEDIAN_WIDTH = 7, FRAMES_PER_SECOND_TOKENS = 50 };
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median filter along a row of n values, reflect padding (as openai's). */
+static void median_row(float *row, int n, float *tmp)
+{
+    int half = MEDIAN_WIDTH / 2;
+    if (n <= half)
+        return;
+    float win[MEDIAN_WIDTH];
+    for (int i = 0; i < n; i++) {
+        for (int k = -half; k <= half; k++) {
+            int j = i + k;
+            j = j < 0 ? -j : j >= n ? 2 * (n - 1) - j : j;
+            win[k + half] = row[j];
+        }
+        qsort(win, MEDIAN_WIDTH, sizeof(float), cmp_float);
+        tmp[i] = win[half];
+    }
+    memcpy(row, tmp, sizeof(float) * (size_t)n);
+}
+
+/* weights [heads][rows][frames]: softmax per row, standardise per column,
+ * median filter per row, then the mean over heads into out [rows][frames]. */
+static void process_weights(float *w, int heads, int rows, int frames, float *out)
+{
+    float *tmp = malloc(sizeof(float) * (size_t)frames);
+    memset(out, 0, sizeof(float) * (size_t)rows * frames);
+    for (int h = 0; h < heads; h++) {
+        float *wh = w + (size_t)h * rows * frames;
+        hark_softmax_rows(wh, rows, frames);
+        for (int f = 0; f < frames; f++) {
+            double mean = 0, var = 0;
+            for (int r = 0; r < rows; r++)
+                mean += wh[(size_t)r * frames + f];
+            mean /= rows;
+            for (int r = 0; r < rows; r++) {
+                double d = wh[(size_t)r * frames + f] - mean;
+                var += d * d;
+            }
+            double sd = sqrt(var / rows);
+            for (int r = 0; r < rows; r++)
+                wh[(size_t)r * frames + f] = (float)((wh[(size_t)r * frames + f] - mean) / sd);
+        }
+        for (int r = 0; r < rows; r++) {
+            median_row(wh + (size_t)r * frames, frames, tmp);
+            for (int f = 0; f < frames; f++)
+                out[(size_t)r * frames + f] += wh[(size_t)r * frames + f] / heads;
+        }
+    }
+    free(tmp);
+}
+
+/* DTW of cost x [n][m]; writes the path's text and time indices, returns its length. */
+static int dtw(const float *x, int n, int m, int *ti, int *fi)
+{
+    size_t W = (size_t)m + 1;
+    double *cost = malloc(sizeof(double) * (size_t)(n + 1) * W);
+    signed char *trace = malloc((size_t)(n + 1) * W);
+    for (size_t k = 0; k < (size_t)(n + 1) * W; k++)
+        cost[k] = INFINITY, trace[k] = -1;
+    cost[0] = 0;
+    for (int j = 1; j <= m; j++)
+        for (int i = 1; i <= n; i++) {
+            double c0 = cost[(i - 1) * W + j - 1], c1 = cost[(i - 1) * W + j], c2 = cost[i * W + j - 1], c;
+            int t;
+            if (c0 < c1 && c0 < c2)
+                c = c0, t = 0;
+            else if (c1 < c0 && c1 < c2)
+                c = c1, t = 1;
+            else
+                c = c2, t = 2;
+            cost[i * W + j] = x[(size_t)(i - 1) * m + j - 1] + c;
+            trace[i * W + j] = (signed char)t;
+        }
+    for (int j = 0; j <= m; j++)
+        trace[j] = 2;
+    for (int i = 0; i <= n; i++)
+        trace[i * W] = 1;
+    int len = 0, i = n, j = m;
+    while (i > 0 || j > 0) {
+        ti[len] = i - 1;
+        fi[len++] = j - 1;
+        int t = trace[i * W + j];
+        if (t == 0)
+            i--, j--;
+        else if (t == 1)
+            i--;
+        else
+            j--;
+    }
+    for (int a = 0, b = len - 1; a < b; a++, b--) { /* reverse into time order */
+        int t = ti[a]; ti[a] = ti[b]; ti[b] = t;
+        t = fi[a]; fi[a] = fi[b]; fi[b] = t;
+    }
+    free(cost);
+    free(trace);
+    return len;
+}
+
+/* ---------------------------------------------------------- words */
+
+typedef struct word_span {
+    int first, count;  /* text tokens [first, first + count) */
+} word_span;
+
+static int is_punctuation_token(const char *s)
+{
+    while (*s == ' ')
+        s++;
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!strchr("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", *s))
+            return 0;
+    return 1;
+}
+
+/* openai's split_tokens_on_spaces, with a token as the unit. */
+static int split_words(const hark_vocab *v, const int *t, int n, word_span *w)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        int len;
+        const char *b = hark_token_bytes(v, t[i], &len);
+        int starts = k == 0 || (len > 0 && b[0] == ' ') || is_punctuation_token(b);
+        /* a token that continues a multi-byte character never starts a word */
+        if (len > 0 && ((unsigned char)b[0] & 0xc0) == 0x80)
+            starts = k == 0;
+        if (starts)
+            w[k++] = (word_span){i, 1};
+        else
+            w[k - 1].count++;
+    }
+    return k;
+}
+
+typedef struct align_in {
+    const hark_model *m;
+    const int *text;   /* all text tokens of the window's segments */
+    const float *probs;
+    int n_text, frames;
+    double t0;
+} align_in;
+
+/* Runs the decoder over the alignment sequence and returns the processed
+ * [n_text + 1][frames / 2] matrix (rows: notimestamps and each text token). */
+static float *attention_matrix(const align_in *a, const hark_cross *cross,
+                               const hark_decode_opts *o, int *cols)
+{
+    const hark_model *m = a->m;
+    const hark_specials *s = &m->vocab.sp;
+    int H = m->n_alignment_heads, ac = m->hp.n_audio_ctx, tc = m->hp.n_text_ctx;
+    int *seq = malloc(sizeof(int) * (size_t)(a->n_text + 8)), S = 0;
+    seq[S++] = s->sot;
+    if (o->lang_token >= 0)
+        seq[S++] = o->lang_token;
+    if (o->task_token >= 0)
+        seq[S++] = o->task_token;
+    int n = S;
+    seq[n++] = s->notimestamps;
+    memcpy(seq + n, a->text, sizeof(int) * (size_t)a->n_text);
+    n += a->n_text;
+    seq[n++] = s->eot;
+    float *out = NULL;
+    hark_kv kv;
+    if (n > tc || hark_kv_init(&kv, m, cross)) {
+        free(seq);
+        return NULL;
+    }
+    kv.capture = malloc(sizeof(float) * (size_t)H * tc * ac);
+    int F = a->frames / 2 < ac ? a->frames / 2 : ac;
+    float *w = malloc(sizeof(float) * (size_t)H * n * (F ? F : 1));
+    float *mat = malloc(sizeof(float) * (size_t)n * (F ? F : 1));
+    if (kv.capture && w && mat && F > 0 && hark_decode(m, &kv, seq, n, NULL) == 0) {
+        for (int h = 0; h < H; h++)
+            for (int r = 0; r < n; r++)
+                memcpy(w + ((size_t)h * n + r) * F, kv.capture + ((size_t)h * tc + r) * ac,
+                       sizeof(float) * (size_t)F);
+        process_weights(w, H, n, F, mat);
+        out = malloc(sizeof(float) * (size_t)(a->n_text + 1) * F);
+        if (out)
+            memcpy(out, mat + (size_t)S * F, sizeof(float) * (size_t)(a->n_text + 1) * F);
+        *cols = F;
+    }
+    free(kv.capture);
+    kv.capture = NULL;
+    hark_kv_free(&kv);
+    free(seq), free(w), free(mat);
+    return out;
+}
+
+/* Start time (seconds, window-relative) of each matrix row along the DTW path. */
+static double *row_times(const float *mat, int rows, int cols)
+{
+    float *neg = malloc(sizeof(float) * (size_t)rows * cols);
+    int *ti = malloc(sizeof(int) * (size_t)(rows + cols + 2)), *fi = malloc(sizeof(int) * (size_t)(rows + cols + 2));
+    double *t = malloc(sizeof(double) * (size_t)(rows + 1));
+    for (size_t k = 0; k < (size_t)rows * cols; k++)
+        neg[k] = -mat[k];
+    int len = dtw(neg, rows, cols, ti, fi), r = 0;
+    for (int k = 0; k < len && r <= rows; k++)
+        if (k == 0 || ti[k] != ti[k - 1])
+            t[r++] = (double)fi[k] / FRAMES_PER_SECOND_TOKENS;
+    while (r <= rows)
+        t[r++] = (double)cols / FRAMES_PER_SECOND_TOKENS;
+    free(neg), free(ti), free(fi);
+    return t;
+}
+
+static int attach_words(const align_in *a, const double *times, const word_span *ws, int n_words,
+                        hark_segment *segs, int n_segs)
+{
+    int word = 0, token_base = 0;
+    for (int si = 0; si < n_segs; si++) {
+        hark_segment *s = &segs[si];
+        int n_text = 0;
+        for (int j = 0; j < s->n_tokens; j++)
+            n_text += s->tokens[j] < a->m->vocab.sp.eot;
+        s->words = calloc((size_t)(n_words ? n_words : 1), sizeof(hark_word));
+        if (!s->words)
+            return HARK_ERR_NOMEM;
+        while (word < n_words && ws[word].first < token_base + n_text) {
+            const word_span *w = &ws[word++];
+            hark_word *out = &s->words[s->n_words++];
+            out->text = hark_detokenize(&a->m->vocab, a->text + w->first, w->count);
+            out->start = a->t0 + times[w->first];
+            out->end = a->t0 + times[w->first + w->count];
+            double p = 0;
+            for (int k = 0; k < w->count; k++)
+                p += a->probs[w->first + k];
+            out->probability = (float)(p / w->count);
+        }
+        token_base += n_text;
+    }
+    return 0;
+}
+
+int hark_align_words(const hark_model *m, const hark_cross *cross, const hark_decode_opts *o,
+                     int n_frames, double t0, hark_segment *segs, int n_segs)
+{
+    int total = 0;
+    for (int i = 0; i < n_segs; i++)
+        total += segs[i].n_tokens;
+    int *text = malloc(sizeof(int) * (size_t)(total + 1));
+    float *probs = malloc(sizeof(float) * (size_t)(total + 1));
+    word_span *ws = malloc(sizeof(word_span) * (size_t)(total + 1));
+    int n = 0, rc = HARK_ERR_NOMEM, cols = 0;
+    for (int i = 0; text && probs && i < n_segs; i++)
+        for (int j = 0; j < segs[i].n_tokens; j++)
+            if (segs[i].tokens[j] < m->vocab.sp.eot) {
+                probs[n] = segs[i].probs[j];
+                text[n++] = segs[i].tokens[j];
+            }
+    align_in a = {m, text, probs, n, n_frames, t0};
+    float *mat = n > 0 && m->n_alignment_heads > 0 && ws ? attention_matrix(&a, cross, o, &cols) : NULL;
+    if (mat) {
+        double *times = row_times(mat, n + 1, cols);
+        int n_words = split_words(&m->vocab, text, n, ws);
+        rc = times ? attach_words(&a, times, ws, n_words, segs, n_segs) : HARK_ERR_NOMEM;
+        free(times);
+    } else if (n == 0) {
+        rc = 0;
+    }
+    free(mat), free(text), free(probs), free(ws);
+    return rc;
+}

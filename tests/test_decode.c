@@ -1,0 +1,179 @@
+/* Decoding rules on the small random model: timestamp rules, suppression,
+ * beam search against greedy, seeded sampling, the fallback rule. */
+#include "check.h"
+#include "decode.h"
+#include "internal.h"
+#include "transcribe.h"
+
+#define MODEL "tests/data/tiny-random/hf-f32"
+
+static hark_decode_opts opts(int timestamps)
+{
+    hark_decode_opts o = {0};
+    o.timestamps = timestamps;
+    o.sample_len = 32;
+    o.lang_token = o.task_token = -1;
+    o.patience = 1;
+    o.length_penalty = -1;
+    o.max_initial_timestamp = 50;
+    return o;
+}
+
+static int finite_count(const float *x, int from, int to)
+{
+    int n = 0;
+    for (int i = from; i < to; i++)
+        n += x[i] != -INFINITY;
+    return n;
+}
+
+static void test_timestamp_rules(const hark_model *m)
+{
+    const hark_specials *s = &m->vocab.sp;
+    int V = m->hp.n_vocab, tb = s->timestamp_begin;
+    float *l = malloc(sizeof(float) * V);
+    hark_decode_opts o = opts(1);
+    /* first token: a timestamp no later than 1.00 s */
+    memset(l, 0, sizeof(float) * V);
+    hark_apply_filters(m, &o, l, NULL, 0);
+    CHECK(finite_count(l, 0, tb) == 0, "first token must be a timestamp");
+    CHECK(finite_count(l, tb, V) == 51 && l[tb + 50] == 0 && l[tb + 51] == -INFINITY,
+          "initial timestamps <= 1.00 s: %d allowed", finite_count(l, tb, V));
+    /* timestamps unlikely (-10 each) so that none is forced by their sum */
+#define TEXT_AND_RARE_TIMESTAMPS() \
+    do { memset(l, 0, sizeof(float) * V); for (int i = tb; i < V; i++) l[i] = -10.0f; } while (0)
+    /* after <|0.20|> text: a later timestamp or text, never an earlier one */
+    int t1[] = {tb + 10, 65};
+    TEXT_AND_RARE_TIMESTAMPS();
+    hark_apply_filters(m, &o, l, t1, 2);
+    CHECK(l[tb + 10] == -INFINITY && l[tb + 11] == -10.0f && l[65] == 0, "monotonic after text");
+    /* after text <|0.40|>: the closing timestamp forbids text; equal time may reopen */
+    int t2[] = {tb + 10, 65, tb + 20};
+    TEXT_AND_RARE_TIMESTAMPS();
+    hark_apply_filters(m, &o, l, t2, 3);
+    CHECK(finite_count(l, 0, s->eot) == 0, "text right after a closing timestamp");
+    CHECK(l[tb + 19] == -INFINITY && l[tb + 20] == -10.0f && l[s->eot] == 0,
+          "reopen at the same time");
+    /* after a pair: text (or eot), no timestamp */
+    int t3[] = {tb + 10, 65, tb + 20, tb + 20};
+    TEXT_AND_RARE_TIMESTAMPS();
+    hark_apply_filters(m, &o, l, t3, 4);
+    CHECK(finite_count(l, tb, V) == 0 && l[65] == 0, "a pair is followed by text");
+    /* when the timestamps together outweigh the best text token, force one */
+    memset(l, 0, sizeof(float) * V);
+    for (int i = tb; i < V; i++)
+        l[i] = -1.0f;
+    hark_apply_filters(m, &o, l, t1, 2);
+    CHECK(finite_count(l, 0, tb) == 0, "timestamp forced by their summed probability");
+    /* suppression: blank and eot at the first step; specials always */
+    hark_decode_opts nt = opts(0);
+    memset(l, 0, sizeof(float) * V);
+    hark_apply_filters(m, &nt, l, NULL, 0);
+    CHECK(l[m->vocab.blank_id] == -INFINITY && l[s->eot] == -INFINITY, "SuppressBlank");
+    CHECK(finite_count(l, s->sot, V) == 0, "specials and timestamps suppressed");
+    for (int i = 0; i < m->n_suppress; i++)
+        CHECK(l[m->suppress[i]] == -INFINITY, "suppress_tokens %d", m->suppress[i]);
+    memset(l, 0, sizeof(float) * V);
+    hark_apply_filters(m, &nt, l, t1 + 1, 1);
+    CHECK(l[s->eot] == 0 && l[65] == 0, "eot allowed after the first step");
+    free(l);
+}
+
+/* Encodes each window of the clip and decodes it greedily and with beams. */
+static void test_beam_vs_greedy(const hark_model *m)
+{
+    float *x, *mel;
+    size_t n;
+    int frames, len = 2 * m->hp.n_audio_ctx;
+    hark_error e;
+    CHECK(hark_audio_read("tests/data/clip.wav", &x, &n, &e) == 0, "%s", e.msg);
+    CHECK(hark_log_mel(x, n, 480000, 80, 1, &mel, &frames, &e) == 0, "%s", e.msg);
+    float *win = malloc(sizeof(float) * 80 * len), *enc = malloc(sizeof(float) * m->hp.n_audio_ctx * m->hp.n_audio_state);
+    hark_cross cross;
+    hark_cross_init(&cross, m);
+    for (int ts = 0; ts < 2; ts++)
+        for (int seek = 0; seek < (int)(n / 160); seek += len) {
+            for (int c = 0; c < 80; c++)
+                memcpy(win + c * len, mel + (size_t)c * frames + seek, sizeof(float) * len);
+            hark_encode(m, win, enc, 1);
+            hark_cross_set(m, &cross, enc);
+            hark_decode_opts g = opts(ts), b = opts(ts);
+            b.beam_size = 5;
+            hark_window wg, wb, wb2;
+            CHECK(hark_decode_window(m, &cross, &g, &wg) == 0, "greedy");
+            CHECK(hark_decode_window(m, &cross, &b, &wb) == 0, "beam");
+            CHECK(hark_decode_window(m, &cross, &b, &wb2) == 0, "beam again");
+            printf("window %d%s: greedy sum_logprob %.4f (%d tokens), beam %.4f (%d tokens)\n",
+                   seek, ts ? " with timestamps" : "", wg.sum_logprob, wg.n, wb.sum_logprob, wb.n);
+            CHECK(wb.sum_logprob >= wg.sum_logprob - 1e-9, "beam %.4f < greedy %.4f at %d",
+                  wb.sum_logprob, wg.sum_logprob, seek);
+            CHECK(wb.n == wb2.n && memcmp(wb.tokens, wb2.tokens, sizeof(int) * wb.n) == 0,
+                  "beam search is deterministic");
+            hark_window_free(&wg), hark_window_free(&wb), hark_window_free(&wb2);
+        }
+    /* seeded sampling: the same seed gives the same tokens */
+    hark_decode_opts s1 = opts(0);
+    s1.temperature = 1.0f;
+    s1.best_of = 3;
+    s1.seed = 42;
+    hark_window a, b, c;
+    hark_decode_window(m, &cross, &s1, &a);
+    hark_decode_window(m, &cross, &s1, &b);
+    s1.seed = 43;
+    hark_decode_window(m, &cross, &s1, &c);
+    CHECK(a.n == b.n && memcmp(a.tokens, b.tokens, sizeof(int) * a.n) == 0, "same seed, same sample");
+    CHECK(a.n != c.n || memcmp(a.tokens, c.tokens, sizeof(int) * a.n) != 0, "another seed, another sample");
+    hark_window_free(&a), hark_window_free(&b), hark_window_free(&c);
+    hark_cross_free(&cross);
+    free(x), free(mel), free(win), free(enc);
+}
+
+static void test_fallback_rule(void)
+{
+    hark_params p = hark_default_params();
+    const char *repetitive = " the the the the the the the the the the the the the the the the the the";
+    const char *plain = " The quick brown fox jumps over the lazy dog.";
+    CHECK(hark_compression_ratio(repetitive) > 2.4f, "ratio %g", hark_compression_ratio(repetitive));
+    CHECK(hark_compression_ratio(plain) < 2.4f, "ratio %g", hark_compression_ratio(plain));
+    CHECK(hark_needs_fallback(&p, repetitive, -2.0, 18, 0.0f) == 1, "repetitive text retried");
+    CHECK(hark_needs_fallback(&p, plain, -2.0, 9, 0.0f) == 0, "likely plain text kept");
+    CHECK(hark_needs_fallback(&p, plain, -20.0, 9, 0.0f) == 1, "unlikely text retried");
+    CHECK(hark_needs_fallback(&p, plain, -20.0, 9, 0.9f) == 0, "silence is not retried");
+}
+
+/* End to end: thresholds that no decode meets run the whole ladder. */
+static void test_fallback_end_to_end(hark_model *m)
+{
+    hark_params p = hark_default_params();
+    p.logprob_threshold = 0.0f; /* nothing is likely enough: every temperature is tried */
+    p.no_speech_threshold = 0.0f;
+    hark_context *c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
+    for (int i = 0; i < hark_n_segments(c); i++)
+        CHECK(hark_segment_temperature(c, i) == 1.0f, "segment %d at temperature %g", i,
+              hark_segment_temperature(c, i));
+    p = hark_default_params();
+    p.logprob_threshold = -1e9f;
+    p.compression_ratio_threshold = 1e9f;
+    hark_context_free(c);
+    c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
+    for (int i = 0; i < hark_n_segments(c); i++)
+        CHECK(hark_segment_temperature(c, i) == 0.0f, "no fallback when every decode passes");
+    hark_context_free(c);
+}
+
+int main(void)
+{
+    char err[512];
+    hark_model *m = hark_model_load(MODEL, err, sizeof err);
+    CHECK(m != NULL, "%s", err);
+    if (m) {
+        test_timestamp_rules(m);
+        test_beam_vs_greedy(m);
+        test_fallback_end_to_end(m);
+    }
+    test_fallback_rule();
+    hark_model_free(m);
+    return check_summary("decode");
+}
