@@ -68,9 +68,9 @@ def read_wav(path):
     return data.astype(np.float32) / 32768.0
 
 
-def build_model(n_text):
+def build_model(n_text, n_langs=1):
     n_audio_ctx = 100
-    sp = hm.Specials(n_text, n_langs=1, n_timestamps=n_audio_ctx + 1)
+    sp = hm.Specials(n_text, n_langs=n_langs, n_timestamps=n_audio_ctx + 1)
     dims = hm.Dims(n_mels=80, n_audio_ctx=n_audio_ctx, n_audio_state=64, n_audio_head=4,
                    n_audio_layer=2, n_vocab=sp.n_vocab, n_text_ctx=64, n_text_state=64,
                    n_text_head=4, n_text_layer=2)
@@ -134,5 +134,33 @@ def main():
     print("text:", ref["text"][:200])
 
 
+def make_multilingual(tokens, merges, audio):
+    """A three-language variant (en, zh, de): language detection and the
+    [sot, language, task] start sequence."""
+    model, sp = build_model(len(tokens), n_langs=3)
+    sp.suppress = hm.openai_suppress_tokens(tokens)
+    out = os.path.join(OUT, "multi")
+    hm.export_hf(model, out, tokens, merges, sp, dtype=torch.float32,
+                 lang_codes=("en", "zh", "de"), multilingual=True)
+    mel = hm.log_mel_spectrogram(audio, 80, padding=480000)[:, :2 * model.dims.n_audio_ctx]
+    with torch.no_grad():
+        xa = model.encoder(mel[None])
+        logits = model.decoder(torch.tensor([[sp.sot]]), xa)[0, -1]
+        lang = torch.softmax(logits[sp.first_lang:sp.first_lang + 3], dim=-1)
+        seqs = {}
+        for code, tok in (("de", sp.first_lang + 2), ("en", sp.first_lang)):
+            seq = [sp.sot, tok, sp.transcribe, sp.notimestamps]
+            cache = model.decoder.new_cache()
+            l = model.decoder(torch.tensor([seq]), xa, cache)[0, -1]
+            seqs[code] = [int(t) for t in torch.topk(l, 5).indices]
+    ref = {"language_probs": {"en": float(lang[0]), "zh": float(lang[1]), "de": float(lang[2])},
+           "top5_after_start": seqs, "first_lang": sp.first_lang, "transcribe": sp.transcribe,
+           "translate": sp.translate}
+    with open(os.path.join(out, "ref_language.json"), "w") as f:
+        json.dump(ref, f, indent=1)
+    print("language probabilities:", ref["language_probs"])
+
+
 if __name__ == "__main__":
     main()
+    make_multilingual(*train_bpe(TEXT, 120), read_wav(CLIP))

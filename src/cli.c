@@ -309,6 +309,37 @@ static int cmd_mel(int argc, char **argv)
     return rc ? 1 : 0;
 }
 
+/* --detect-language: "<file>: en 0.93 de 0.05 ..." for each input. */
+static int detect_languages(const cli_options *o, char **inputs, int n)
+{
+    hark_model *m = cli_load_model(o);
+    if (!m)
+        return 1;
+    hark_context *ctx = hark_context_new(m, &o->params);
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        char err[600];
+        float *x = NULL, probs[5];
+        const char *codes[5];
+        size_t len;
+        int k = hark_read_audio(inputs[i], &x, &len, err, sizeof err) ? -1
+                : hark_detect_language(ctx, x, len, codes, probs, 5);
+        if (k < 0) {
+            fprintf(stderr, "hark: %s\n", x ? hark_last_error(ctx) : err);
+            failed++;
+        } else {
+            printf("%s:", inputs[i]);
+            for (int j = 0; j < k; j++)
+                printf(" %s %.4f", codes[j], probs[j]);
+            printf("\n");
+        }
+        free(x);
+    }
+    hark_context_free(ctx);
+    hark_model_free(m);
+    return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "mel") == 0)
@@ -344,7 +375,7 @@ int main(int argc, char **argv)
     if (!rc && o.out_dir && !o.formats[0])
         snprintf(o.formats, sizeof o.formats, "txt,json");
     if (!rc)
-        rc = cli_run_batch(&o, inputs, n);
+        rc = o.detect_language ? detect_languages(&o, inputs, n) : cli_run_batch(&o, inputs, n);
     free(inputs);
     return rc;
 }

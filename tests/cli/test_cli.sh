@@ -57,6 +57,13 @@ cmp -s "$TMP/s1.txt" "$TMP/s2.txt" && ok || bad "seeded sampling differs between
 # English-only models refuse to translate or detect a language
 expect_error "hark: $M/hf-f32: an English-only model cannot translate" -m $M/hf-f32 --task translate $CLIP
 
+# multilingual: detection printed with probabilities; a language that is not there
+"$HARK" -m $M/multi --detect-language $CLIP >"$TMP/lang"
+expect_eq "--detect-language" "$(cat "$TMP/lang")" "$CLIP: en 0.4965 zh 0.3187 de 0.1848"
+expect_error "hark: $M/hf-f32: an English-only model has no language to detect" -m $M/hf-f32 --detect-language $CLIP
+expect_error "hark: $M/multi: the model has no language \"fr\"" -m $M/multi -l fr $CLIP
+"$HARK" -q -m $M/multi -l de --task translate -f json $CLIP | grep -q '"language":"de"' && ok || bad "-l de"
+
 # hark mel: [80, frames] float32, frames = (samples + 30 s) / 160
 "$HARK" mel $CLIP -o "$TMP/m.npy"; expect_eq "mel exit" $? 0
 expect_eq "mel file size" "$(wc -c <"$TMP/m.npy")" $((128 + 80 * ((117120 + 480000) / 160) * 4))
