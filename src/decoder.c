@@ -181,3 +181,13 @@ int hark_decode(const hark_model *m, hark_kv *kv, const int *tokens, int n, floa
     }
     return 0;
 }
+
+int hark_decode_batch(const hark_model *m, hark_kv **kvs, const int *tokens, int n, float *logits)
+{
+    for (int i = 0; i < n; i++) {
+        int rc = hark_decode(m, kvs[i], &tokens[i], 1, logits + (size_t)i * m->hp.n_vocab);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}

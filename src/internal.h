@@ -212,6 +212,10 @@ void hark_kv_copy(const hark_model *m, hark_kv *dst, const hark_kv *src);
 /* Runs n tokens at position kv->n_past; writes the logits of the last token
  * ([n_vocab]) and advances the cache. */
 int hark_decode(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *logits);
+/* One token for each of n sequences sharing one cross K/V (beams, samples):
+ * logits [n][n_vocab]. */
+int hark_decode_batch(const hark_model *m, hark_kv **kvs, const int *tokens, int n,
+                      float *logits);
 
 /* ------------------------------------------------------------ language */
 
