@@ -2,6 +2,7 @@
  * attention.  Weights stay in their stored type; f16/bf16 rows are widened to
  * f32 a block at a time so no second full-size copy of a model ever exists. */
 #include "ops.h"
+#include "kernels.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -22,7 +23,10 @@ static void linear_f32(float *y, const float *x, int m, const float *w, int rows
 
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
 {
-    if (w->type == HARK_F32) {
+    if (w->type != HARK_F32 && m <= HARK_MAX_BATCH) {
+        /* bandwidth-bound: each stored weight is read once for all m vectors */
+        hark_matvec16(y, x, m, w->data, w->type, w->rows, w->cols, 0, w->rows);
+    } else if (w->type == HARK_F32) {
         linear_f32(y, x, m, (const float *)w->data, w->rows, w->cols, w->rows);
     } else {
         /* Widen a block of rows, multiply, move on: bounded scratch. */
@@ -76,26 +80,13 @@ void hark_layer_norm(float *y, const float *x, int m, int d, const float *g, con
 
 void hark_gelu(float *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)M_SQRT1_2));
+    hark_gelu_fast(x, n);
 }
 
 void hark_softmax_rows(float *x, int m, int n)
 {
-    for (int i = 0; i < m; i++) {
-        float *r = x + (size_t)i * n;
-        float mx = -INFINITY;
-        for (int j = 0; j < n; j++)
-            mx = r[j] > mx ? r[j] : mx;
-        double sum = 0;
-        for (int j = 0; j < n; j++) {
-            r[j] = r[j] == -INFINITY ? 0.0f : expf(r[j] - mx);
-            sum += r[j];
-        }
-        float inv = (float)(1.0 / sum);
-        for (int j = 0; j < n; j++)
-            r[j] *= inv;
-    }
+    for (int i = 0; i < m; i++)
+        hark_softmax_row(x + (size_t)i * n, n);
 }
 
 /* scratch must hold nq * nk floats. */

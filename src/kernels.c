@@ -1,0 +1,342 @@
+/* SIMD kernels chosen at run time from the CPU's features: f16/bf16 widening,
+ * matrix-vector products that read each stored weight once, exp for softmax
+ * and erf for GELU.  Each has a portable C twin that the tests compare with;
+ * hark_kernels_force_portable() selects the twins. */
+#include "kernels.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HARK_X86 1
+#endif
+
+/* ------------------------------------------------------------ portable */
+
+static float f16_table[65536];
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static void build_f16_table(void)
+{
+    for (uint32_t i = 0; i < 65536; i++)
+        f16_table[i] = hark_f16_to_f32((uint16_t)i);
+}
+
+static void widen_f16_c(float *dst, const uint16_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = f16_table[src[i]];
+}
+
+static void widen_bf16_c(float *dst, const uint16_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits = (uint32_t)src[i] << 16;
+        memcpy(&dst[i], &bits, 4);
+    }
+}
+
+/* y[j][r] = dot(W row r, x[j]) for m vectors: the row is read once. */
+static void matvec_c(float *y, const float *x, int m, const void *w, hark_dtype t, int rows,
+                     int cols, int r0, int r1)
+{
+    float row[1024];
+    for (int r = r0; r < r1; r++) {
+        double acc[HARK_MAX_BATCH] = {0};
+        for (int c0 = 0; c0 < cols; c0 += 1024) {
+            int nc = cols - c0 < 1024 ? cols - c0 : 1024;
+            const uint16_t *src = (const uint16_t *)w + (size_t)r * cols + c0;
+            if (t == HARK_F16)
+                widen_f16_c(row, src, (size_t)nc);
+            else
+                widen_bf16_c(row, src, (size_t)nc);
+            for (int j = 0; j < m; j++)
+                for (int c = 0; c < nc; c++)
+                    acc[j] += (double)row[c] * x[(size_t)j * cols + c0 + c];
+        }
+        for (int j = 0; j < m; j++)
+            y[(size_t)j * rows + r] = (float)acc[j];
+    }
+}
+
+static void softmax_row_c(float *x, int n)
+{
+    float mx = -INFINITY;
+    for (int j = 0; j < n; j++)
+        mx = x[j] > mx ? x[j] : mx;
+    double sum = 0;
+    for (int j = 0; j < n; j++) {
+        x[j] = x[j] == -INFINITY ? 0.0f : expf(x[j] - mx);
+        sum += x[j];
+    }
+    float inv = (float)(1.0 / sum);
+    for (int j = 0; j < n; j++)
+        x[j] *= inv;
+}
+
+static void gelu_c(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)M_SQRT1_2));
+}
+
+/* ------------------------------------------------------------ AVX-512 */
+
+#ifdef HARK_X86
+#define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,f16c,fma")))
+#define AVX2 __attribute__((target("avx2,f16c,fma")))
+
+AVX512 static void widen_f16_avx512(float *dst, const uint16_t *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + i))));
+    widen_f16_c(dst + i, src + i, n - i);
+}
+
+AVX512 static inline __m512 load_w16(const uint16_t *p, hark_dtype t)
+{
+    __m256i h = _mm256_loadu_si256((const __m256i *)p);
+    if (t == HARK_F16)
+        return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+AVX512 static void matvec_avx512(float *y, const float *x, int m, const void *w, hark_dtype t,
+                                 int rows, int cols, int r0, int r1)
+{
+    int main_cols = cols & ~15;
+    for (int r = r0; r < r1; r++) {
+        const uint16_t *row = (const uint16_t *)w + (size_t)r * cols;
+        __m512 acc[HARK_MAX_BATCH];
+        for (int j = 0; j < m; j++)
+            acc[j] = _mm512_setzero_ps();
+        for (int c = 0; c < main_cols; c += 16) {
+            __m512 wv = load_w16(row + c, t);
+            for (int j = 0; j < m; j++)
+                acc[j] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x + (size_t)j * cols + c), acc[j]);
+        }
+        for (int j = 0; j < m; j++) {
+            float s = _mm512_reduce_add_ps(acc[j]);
+            for (int c = main_cols; c < cols; c++) {
+                float wf;
+                if (t == HARK_F16)
+                    wf = f16_table[row[c]];
+                else
+                    widen_bf16_c(&wf, &row[c], 1);
+                s += wf * x[(size_t)j * cols + c];
+            }
+            y[(size_t)j * rows + r] = s;
+        }
+    }
+}
+
+/* exp on 16 lanes: x = k ln2 + r, |r| <= ln2/2, degree-6 polynomial, 2^k by scalef. */
+AVX512 static inline __m512 exp512(__m512 x)
+{
+    const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
+    const __m512 ln2_hi = _mm512_set1_ps(0.693359375f), ln2_lo = _mm512_set1_ps(-2.12194440e-4f);
+    /* below -87.3 the result is denormal or zero: return exactly zero there */
+    __mmask16 live = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3f), _CMP_GE_OQ);
+    x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.3762626647949f)), _mm512_set1_ps(-87.3f));
+    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, log2e), _MM_FROUND_TO_NEAREST_INT);
+    __m512 r = _mm512_fnmadd_ps(k, ln2_hi, x);
+    r = _mm512_fnmadd_ps(k, ln2_lo, r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    return _mm512_maskz_mov_ps(live, _mm512_scalef_ps(p, k));
+}
+
+AVX512 static void softmax_row_avx512(float *x, int n)
+{
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        mx = _mm512_max_ps(mx, _mm512_loadu_ps(x + i));
+    float m = _mm512_reduce_max_ps(mx);
+    for (int j = i; j < n; j++)
+        m = x[j] > m ? x[j] : m;
+    __m512 vm = _mm512_set1_ps(m), vs = _mm512_setzero_ps();
+    for (i = 0; i + 16 <= n; i += 16) {
+        __m512 e = exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm));
+        _mm512_storeu_ps(x + i, e);
+        vs = _mm512_add_ps(vs, e);
+    }
+    double sum = _mm512_reduce_add_ps(vs);
+    for (int j = i; j < n; j++) {
+        x[j] = x[j] == -INFINITY ? 0.0f : expf(x[j] - m);
+        sum += x[j];
+    }
+    __m512 inv = _mm512_set1_ps((float)(1.0 / sum));
+    for (i = 0; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), inv));
+    for (int j = i; j < n; j++)
+        x[j] *= (float)(1.0 / sum);
+}
+
+/* erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), odd symmetric. */
+AVX512 static inline __m512 erf512(__m512 x)
+{
+    __m512 a = _mm512_abs_ps(x);
+    __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f),
+                             _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), a, _mm512_set1_ps(1.0f)));
+    __m512 p = _mm512_set1_ps(1.061405429f);
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
+    p = _mm512_mul_ps(p, t);
+    __m512 y = _mm512_fnmadd_ps(p, exp512(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), a), a)),
+                                _mm512_set1_ps(1.0f));
+    return _mm512_castsi512_ps(_mm512_or_si512(
+        _mm512_castps_si512(y),
+        _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));
+}
+
+AVX512 static void gelu_avx512(float *x, size_t n)
+{
+    size_t i = 0;
+    const __m512 half = _mm512_set1_ps(0.5f), s = _mm512_set1_ps((float)M_SQRT1_2);
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        __m512 e = erf512(_mm512_mul_ps(v, s));
+        _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_mul_ps(half, v),
+                                              _mm512_add_ps(_mm512_set1_ps(1.0f), e)));
+    }
+    gelu_c(x + i, n - i);
+}
+
+/* ------------------------------------------------------------ AVX2 */
+
+AVX2 static void widen_f16_avx2(float *dst, const uint16_t *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
+    widen_f16_c(dst + i, src + i, n - i);
+}
+
+AVX2 static inline float hsum256(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+}
+
+AVX2 static void matvec_avx2(float *y, const float *x, int m, const void *w, hark_dtype t,
+                             int rows, int cols, int r0, int r1)
+{
+    int main_cols = cols & ~7;
+    for (int r = r0; r < r1; r++) {
+        const uint16_t *row = (const uint16_t *)w + (size_t)r * cols;
+        __m256 acc[HARK_MAX_BATCH];
+        for (int j = 0; j < m; j++)
+            acc[j] = _mm256_setzero_ps();
+        for (int c = 0; c < main_cols; c += 8) {
+            __m128i h = _mm_loadu_si128((const __m128i *)(row + c));
+            __m256 wv = t == HARK_F16 ? _mm256_cvtph_ps(h)
+                                      : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+            for (int j = 0; j < m; j++)
+                acc[j] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + (size_t)j * cols + c), acc[j]);
+        }
+        for (int j = 0; j < m; j++) {
+            float s = hsum256(acc[j]);
+            for (int c = main_cols; c < cols; c++) {
+                float wf;
+                if (t == HARK_F16)
+                    wf = f16_table[row[c]];
+                else
+                    widen_bf16_c(&wf, &row[c], 1);
+                s += wf * x[(size_t)j * cols + c];
+            }
+            y[(size_t)j * rows + r] = s;
+        }
+    }
+}
+#endif
+
+/* ------------------------------------------------------------ dispatch */
+
+typedef struct kernel_set {
+    const char *name;
+    void (*widen_f16)(float *, const uint16_t *, size_t);
+    void (*matvec)(float *, const float *, int, const void *, hark_dtype, int, int, int, int);
+    void (*softmax_row)(float *, int);
+    void (*gelu)(float *, size_t);
+} kernel_set;
+
+static const kernel_set PORTABLE = {"portable C", widen_f16_c, matvec_c, softmax_row_c, gelu_c};
+#ifdef HARK_X86
+static const kernel_set K_AVX512 = {"AVX-512", widen_f16_avx512, matvec_avx512,
+                                    softmax_row_avx512, gelu_avx512};
+static const kernel_set K_AVX2 = {"AVX2+F16C+FMA", widen_f16_avx2, matvec_avx2, softmax_row_c,
+                                  gelu_c};
+#endif
+
+static const kernel_set *best, *active;
+static pthread_once_t select_once = PTHREAD_ONCE_INIT;
+
+static void select_kernels(void)
+{
+    pthread_once(&table_once, build_f16_table);
+    best = &PORTABLE;
+#ifdef HARK_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma") &&
+        __builtin_cpu_supports("f16c"))
+        best = &K_AVX512;
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c"))
+        best = &K_AVX2;
+#endif
+    active = getenv("HARK_PORTABLE_KERNELS") ? &PORTABLE : best;
+}
+
+static const kernel_set *kernels(void)
+{
+    pthread_once(&select_once, select_kernels);
+    return active;
+}
+
+/* For tests only: not to be called while other threads compute. */
+void hark_kernels_force_portable(int on)
+{
+    kernels();
+    active = on ? &PORTABLE : best;
+}
+
+const char *hark_kernels_name(void)
+{
+    return kernels()->name;
+}
+
+void hark_widen_f16(float *dst, const uint16_t *src, size_t n)
+{
+    kernels()->widen_f16(dst, src, n);
+}
+
+void hark_matvec16(float *y, const float *x, int m, const void *w, hark_dtype t, int rows,
+                   int cols, int r0, int r1)
+{
+    kernels()->matvec(y, x, m, w, t, rows, cols, r0, r1);
+}
+
+void hark_softmax_row(float *x, int n)
+{
+    kernels()->softmax_row(x, n);
+}
+
+void hark_gelu_fast(float *x, size_t n)
+{
+    kernels()->gelu(x, n);
+}

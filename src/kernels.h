@@ -1,0 +1,25 @@
+/* SIMD kernels with run-time dispatch (AVX-512, AVX2+F16C+FMA, portable C). */
+#ifndef HARK_KERNELS_H
+#define HARK_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+enum { HARK_MAX_BATCH = 8 }; /* vectors multiplied per weight-row read */
+
+/* f16 -> f32 (src 2-byte aligned). */
+void hark_widen_f16(float *dst, const uint16_t *src, size_t n);
+/* y[j][r] = W[r] . x[j] for rows r0 <= r < r1, j < m <= HARK_MAX_BATCH, W f16 or bf16
+ * [rows][cols] (2-byte aligned); y is [m][rows]. */
+void hark_matvec16(float *y, const float *x, int m, const void *w, hark_dtype t, int rows,
+                   int cols, int r0, int r1);
+void hark_softmax_row(float *x, int n);
+void hark_gelu_fast(float *x, size_t n);
+/* Which kernels run ("AVX-512", ...); the portable ones when forced (tests) or
+ * when HARK_PORTABLE_KERNELS is set. */
+const char *hark_kernels_name(void);
+void hark_kernels_force_portable(int on);
+
+#endif

@@ -1,0 +1,139 @@
+/* Every fast kernel against its portable C twin on random shapes with odd
+ * sizes and tails; the largest relative error per kernel is printed. */
+#include "check.h"
+#include "internal.h"
+#include "kernels.h"
+#include "ops.h"
+
+static uint64_t rng = 88172645463325252ull;
+
+static float frand(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+static double rel_err(const float *a, const float *b, size_t n)
+{
+    double worst = 0, scale = 1e-6;
+    for (size_t i = 0; i < n; i++)
+        scale = fmax(scale, fabs(b[i]));
+    for (size_t i = 0; i < n; i++)
+        worst = fmax(worst, fabs((double)a[i] - b[i]) / scale);
+    return worst;
+}
+
+static void test_matvec(hark_dtype t)
+{
+    const int shapes[][2] = {{1, 1}, {3, 15}, {7, 17}, {64, 384}, {33, 1000}, {5, 1537}};
+    double worst = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int m = 1; m <= HARK_MAX_BATCH; m += 3) {
+            int rows = shapes[s][0], cols = shapes[s][1];
+            uint16_t *w = malloc(sizeof(uint16_t) * rows * cols);
+            float *x = malloc(sizeof(float) * m * cols), *fast = malloc(sizeof(float) * m * rows);
+            float *slow = malloc(sizeof(float) * m * rows);
+            for (int i = 0; i < rows * cols; i++) {
+                float f = frand();
+                uint32_t bits;
+                memcpy(&bits, &f, 4);
+                w[i] = t == HARK_F16 ? hark_f32_to_f16(f) : (uint16_t)(bits >> 16);
+            }
+            for (int i = 0; i < m * cols; i++)
+                x[i] = frand();
+            hark_matvec16(fast, x, m, w, t, rows, cols, 0, rows);
+            hark_kernels_force_portable(1);
+            hark_matvec16(slow, x, m, w, t, rows, cols, 0, rows);
+            hark_kernels_force_portable(0);
+            worst = fmax(worst, rel_err(fast, slow, (size_t)m * rows));
+            free(w), free(x), free(fast), free(slow);
+        }
+    printf("matvec %s (%s): max relative error %.2g\n", hark_dtype_name(t), hark_kernels_name(), worst);
+    CHECK(worst < 1e-5, "matvec %s error %g", hark_dtype_name(t), worst);
+}
+
+static void test_widen(void)
+{
+    uint16_t all[65536];
+    float fast[65536], slow[65536];
+    for (int i = 0; i < 65536; i++)
+        all[i] = (uint16_t)i;
+    hark_widen_f16(fast, all + 1, 65535); /* odd length, every value */
+    for (int i = 0; i < 65535; i++)
+        slow[i] = hark_f16_to_f32(all[i + 1]);
+    int same = 1;
+    for (int i = 0; i < 65535; i++)
+        same &= (isnan(fast[i]) && isnan(slow[i])) || fast[i] == slow[i];
+    CHECK(same, "f16 widening is exact for all 65536 values");
+    for (int i = 0; i < 65536; i++) /* and narrowing round-trips */
+        if (!isnan(slow[i > 0 ? i - 1 : 0]) && i > 0)
+            same &= hark_f32_to_f16(slow[i - 1]) == all[i] || (all[i] & 0x7fff) == 0;
+    CHECK(same, "f32 -> f16 -> f32 round-trips");
+}
+
+static void test_softmax_gelu(void)
+{
+    const int sizes[] = {1, 7, 16, 31, 100, 1500, 1501};
+    double worst_s = 0, worst_g = 0;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int n = sizes[s];
+        float *a = malloc(sizeof(float) * n), *b = malloc(sizeof(float) * n);
+        for (int i = 0; i < n; i++)
+            a[i] = b[i] = frand() * 30;
+        if (n > 3)
+            a[2] = b[2] = -INFINITY; /* masked */
+        hark_softmax_row(a, n);
+        hark_kernels_force_portable(1);
+        hark_softmax_row(b, n);
+        hark_kernels_force_portable(0);
+        worst_s = fmax(worst_s, rel_err(a, b, n));
+        CHECK(n <= 3 || a[2] == 0.0f, "masked entry is zero");
+        for (int i = 0; i < n; i++)
+            a[i] = b[i] = frand() * 8;
+        hark_gelu_fast(a, n);
+        hark_kernels_force_portable(1);
+        hark_gelu_fast(b, n);
+        hark_kernels_force_portable(0);
+        worst_g = fmax(worst_g, rel_err(a, b, n));
+        free(a), free(b);
+    }
+    printf("softmax: max relative error %.2g; gelu: %.2g\n", worst_s, worst_g);
+    CHECK(worst_s < 1e-5, "softmax error %g", worst_s);
+    CHECK(worst_g < 1e-5, "gelu error %g", worst_g);
+}
+
+static void test_linear_paths(void)
+{
+    /* hark_linear: the matvec path (m <= 8) and the widened sgemm path agree */
+    int rows = 37, cols = 129;
+    uint16_t *w16 = malloc(sizeof(uint16_t) * rows * cols);
+    float *wf = malloc(sizeof(float) * rows * cols), *x = malloc(sizeof(float) * 20 * cols);
+    float *y1 = malloc(sizeof(float) * 20 * rows), *y2 = malloc(sizeof(float) * 20 * rows);
+    for (int i = 0; i < rows * cols; i++) {
+        w16[i] = hark_f32_to_f16(frand());
+        wf[i] = hark_f16_to_f32(w16[i]);
+    }
+    for (int i = 0; i < 20 * cols; i++)
+        x[i] = frand();
+    hark_weight a = {w16, HARK_F16, rows, cols}, b = {wf, HARK_F32, rows, cols};
+    int ms[] = {1, 5, 8, 9, 20};
+    double worst = 0;
+    for (int k = 0; k < 5; k++) {
+        hark_linear(y1, x, ms[k], &a, NULL);
+        hark_linear(y2, x, ms[k], &b, NULL);
+        worst = fmax(worst, rel_err(y1, y2, (size_t)ms[k] * rows));
+    }
+    printf("linear f16 vs f32 weights: max relative error %.2g\n", worst);
+    CHECK(worst < 1e-5, "linear paths differ by %g", worst);
+    free(w16), free(wf), free(x), free(y1), free(y2);
+}
+
+int main(void)
+{
+    test_widen();
+    test_matvec(HARK_F16);
+    test_matvec(HARK_BF16);
+    test_softmax_gelu();
+    test_linear_paths();
+    return check_summary("kernels");
+}
