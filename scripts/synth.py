@@ -12,16 +12,17 @@ Synthesis-time augmentation (sox): tempo 0.85..1.15, speed 0.92..1.08, reverb,
 telephone band-limit (300-3400 Hz), random peak level.  Training-time
 augmentation (noise at 10..40 dB SNR, gain) is in augment() and used by train.py.
 
-Output: shards data/cache/<name>/shard-XXXXX.npz holding
-  audio   int16, all clips concatenated (16 kHz, silence trimmed to ~60 ms margins)
-  offsets int64 [n+1]
+Output: shards /work/cache/hark-data/<name>/shard-XXXXX.{pcm,npz}:
+  .pcm    int16 little-endian, all clips concatenated (16 kHz, silence trimmed
+          to ~60 ms margins)
+  .npz    offsets int64 [n+1] into the .pcm
   text    str [n], voice str [n]
 Each shard is deterministic in (seed, shard index).
 
 Usage:
-  scripts/synth.py build --split train --out data/cache/train --first 0 --count 20
-  scripts/synth.py build --split valid --voices train --out data/cache/valid --count 1 --per-shard 300
-  scripts/synth.py build --split test --voices heldout --out data/cache/test-rms --count 1 --per-shard 300
+  scripts/synth.py build --split train --out /work/cache/hark-data/train --first 0 --count 20
+  scripts/synth.py build --split valid --voices train --out /work/cache/hark-data/valid --count 1 --per-shard 300
+  scripts/synth.py build --split test --voices heldout --out /work/cache/hark-data/test-rms --count 1 --per-shard 300
   scripts/synth.py say "Some text." --voice espeak:en-us+f3:160:50 --wav out.wav
 """
 import argparse
@@ -208,7 +209,8 @@ def build_shard(sentences, pool, rng, n, max_sec):
 
 def load_shard(path):
     z = np.load(path)
-    return {"audio": z["audio"], "offsets": z["offsets"], "text": list(z["text"]),
+    audio = z["audio"] if "audio" in z.files else np.fromfile(path[:-4] + ".pcm", dtype="<i2")
+    return {"audio": audio, "offsets": z["offsets"], "text": list(z["text"]),
             "voice": list(z["voice"])}
 
 
@@ -268,10 +270,15 @@ def main():
             continue
         rng = random.Random("%d/%s/%s/%d" % (args.seed, args.split, args.voices, k))
         shard = build_shard(sentences, pool, rng, args.per_shard, args.max_sec)
+        # audio as raw int16 (memory-mapped by train.py), metadata in the .npz (written last)
+        pcm = path[:-4] + ".pcm"
+        shard["audio"].astype("<i2").tofile(pcm + ".tmp")
+        os.replace(pcm + ".tmp", pcm)
+        meta = {k: v for k, v in shard.items() if k != "audio"}
         tmp = path + ".tmp.npz"
-        np.savez(tmp, **shard)
+        np.savez(tmp, **meta)
         os.replace(tmp, path)
-        dur = len(shard["audio"]) / SR / 3600
+        dur = shard["offsets"][-1] / SR / 3600
         print("%s: %d clips, %.2f h" % (path, len(shard["text"]), dur), flush=True)
 
 

@@ -5,9 +5,11 @@ Resumable: every --ckpt-min minutes (and at each validation) it writes
   models/train-ckpt/model.fp16.pt   fp16 weights (+ CTC head), committed to git
   models/train-ckpt/state.json      step, dims, hyper-parameters, audio seen
   models/train-ckpt/train.log       loss / CTC / validation WER log
-  models/train-ckpt/opt.opt.pt      fp32 weights + AdamW state (gitignored)
-and resumes from them.  Data: shards from scripts/synth.py in data/cache/ (rebuild
-with scripts/make_data.sh; deterministic).  The batch at step s is drawn from
+  /work/cache/hark-train/opt.pt     fp32 weights + AdamW state (outside the repo, $HARK_WORK)
+  /work/cache/hark-train/{model.fp16.pt,state.json}  mirror of the checkpoint
+and resumes from the newest of them (fp16 weights + fresh optimiser when opt.pt is
+missing).  Data: shards from scripts/synth.py in /work/cache/hark-data ($HARK_DATA;
+rebuild with scripts/make_data.sh; deterministic).  The batch at step s is drawn from
 RandomState(seed + s) over the shards present, so a resumed run continues the
 same sequence as long as the cache is the same.
 
@@ -26,7 +28,7 @@ short-utterance curriculum, decoder input-token corruption, SpecAugment after
 
 Usage (background, one thread):
   OMP_WAIT_POLICY=PASSIVE nohup nice -n 10 /usr/bin/python3 scripts/train.py \
-      >> data/logs/train.out 2>&1 &
+      >> /work/cache/logs/train.out 2>&1 &
 The same command resumes.  --device cuda for a GPU.
 """
 import argparse
@@ -52,12 +54,15 @@ from bpe import Tokenizer  # noqa: E402
 torch.backends.mkldnn.enabled = False
 SR = 16000
 CTC_CHARS = " abcdefghijklmnopqrstuvwxyz'"   # CTC ids 1.. ; 0 = blank
+# outside the repo: a clean of the working tree must not take the cache or optimiser state
+DATA = os.environ.get("HARK_DATA", "/work/cache/hark-data")
+WORK = os.environ.get("HARK_WORK", "/work/cache/hark-train")
 
 
 # ---------------------------------------------------------------- data
 
 class Shards:
-    """Clips of data/cache/<name>/shard-*.npz, audio memory-mapped."""
+    """Clips of <data>/<name>/shard-*.npz + .pcm, audio memory-mapped."""
 
     def __init__(self, pattern):
         self.pattern = pattern
@@ -89,6 +94,8 @@ class Shards:
                 self.index.append((s, i))
                 self.dur.append((off[i + 1] - off[i]) / SR)
         self.dur_np = np.array(self.dur, dtype=np.float32)
+        self.order = np.argsort(self.dur_np, kind="stable")
+        self.sorted_dur = self.dur_np[self.order]
 
     def __len__(self):
         return len(self.index)
@@ -128,22 +135,22 @@ class Batcher:
         self.win = dims.n_audio_ctx * 320          # samples
         self.win_s = self.win / SR
 
-    def pick(self, rng, max_dur):
-        ok = np.nonzero(self.sh.dur_np <= max_dur)[0]
-        if len(ok) == 0:
-            ok = np.arange(len(self.sh))
-        return int(ok[rng.randint(len(ok))])
+    def pick(self, rng, lo, hi):
+        """A clip with duration in [lo, hi] (the nearest one if none)."""
+        sd = self.sh.sorted_dur
+        i0 = int(np.searchsorted(sd, lo, "left"))
+        i1 = int(np.searchsorted(sd, hi, "right"))
+        if i1 <= i0:
+            i0, i1 = max(0, min(i0, len(sd) - 1)), max(0, min(i0, len(sd) - 1)) + 1
+        return int(self.sh.order[rng.randint(i0, i1)])
 
-    def example(self, rng, step):
+    def example(self, rng, step, multi, lo, hi):
         a, sp = self.a, self.sp
         cur = step < a.curriculum_steps
-        max_dur = a.curriculum_sec if cur else self.win_s - 0.2
-        r = rng.rand()
-        multi = (not cur) and r < a.multi_frac
         timestamps = rng.rand() < (a.ts_frac if not cur else a.ts_frac * 0.5)
         segs = []   # (start_s, end_s, text, complete)
         if not multi:
-            k = self.pick(rng, max_dur)
+            k = self.pick(rng, lo, hi)
             audio, text, _ = self.sh.get(k)
             lead = rng.uniform(0, min(1.0, self.win_s - len(audio) / SR - 0.05)) \
                 if timestamps and rng.rand() < 0.5 else 0.0
@@ -151,11 +158,11 @@ class Batcher:
             x = np.concatenate([np.zeros(int(lead * SR), np.float32), audio])
             segs.append((lead, lead + len(audio) / SR, text, True))
         else:
-            parts, t = [], rng.uniform(0, 0.8)
+            t = rng.uniform(0, 0.8)
             x_list = [np.zeros(int(t * SR), np.float32)]
             allow_cut = timestamps and rng.rand() < a.cut_frac
             while True:
-                k = self.pick(rng, self.win_s - 0.5)
+                k = self.pick(rng, 0.3, self.win_s - 0.5)
                 audio, text, _ = self.sh.get(k)
                 d = len(audio) / SR
                 if t + d > self.win_s - 0.05:
@@ -166,14 +173,14 @@ class Batcher:
                 x_list.append(audio)
                 segs.append((t, t + d, text, True))
                 t += d
-                if len(segs) >= 4 or rng.rand() < 0.3:
+                if len(segs) >= 4 or rng.rand() < 0.25:
                     break
                 gap = rng.uniform(0.1, 1.2)
                 x_list.append(np.zeros(int(gap * SR), np.float32))
                 t += gap
             x = np.concatenate(x_list)
             if not segs:
-                return self.example(rng, step)
+                return self.example(rng, step, False, 0.3, self.win_s - 0.2)
         x = hm_augment(x, rng)
         if len(x) > self.win:
             clip_mel_src = x            # max-8 clamp over the whole file, as hark does
@@ -209,12 +216,26 @@ class Batcher:
                     seconds=min(len(x), self.win) / SR)
 
     def batch(self, step):
-        rng = np.random.RandomState((self.a.seed * 1000003 + step) % (2 ** 31))
-        bs = self.a.batch_cur if step < self.a.curriculum_steps else self.a.batch
-        ex = [self.example(rng, step) for _ in range(bs)]
-        full = rng.rand() < self.a.full_window_frac
-        n_frames = 2 * self.d.n_audio_ctx if full else \
-            min(2 * self.d.n_audio_ctx, max(e["n_audio_frames"] for e in ex) + 2)
+        a = self.a
+        rng = np.random.RandomState((a.seed * 1000003 + step) % (2 ** 31))
+        cur = step < a.curriculum_steps
+        full = rng.rand() < a.full_window_frac
+        multi = (not cur) and rng.rand() < a.multi_frac
+        max_frames = 2 * self.d.n_audio_ctx
+        if multi:
+            bs = max(4, a.batch_frames // max_frames)
+            ex = [self.example(rng, step, True, 0, 0) for _ in range(bs)]
+        else:
+            top = a.curriculum_sec if cur else self.win_s - 0.2
+            anchor = self.sh.dur_np[self.pick(rng, 0.3, top)]
+            hi = float(anchor)
+            lo = 0.6 * hi
+            bs = int(np.clip(a.batch_frames / (hi * 100 + 30), 4, a.batch_max))
+            if full:
+                bs = max(4, a.batch_frames // max_frames)
+            ex = [self.example(rng, step, False, lo, hi) for _ in range(bs)]
+        n_frames = max_frames if full else \
+            min(max_frames, max(e["n_audio_frames"] for e in ex) + 2)
         n_frames += n_frames % 2
         mels = torch.stack([window_mel(e["audio"], n_frames) for e in ex])
         if step >= self.a.specaug_from:
@@ -333,7 +354,9 @@ def evaluate(model, ctc_head, shards, tok, sp, dims, n, dev):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", default=os.path.join(ROOT, "models", "train-ckpt"))
-    ap.add_argument("--data", default=os.path.join(ROOT, "data", "cache"))
+    ap.add_argument("--data", default=DATA)
+    ap.add_argument("--work", default=WORK, help="fp32 weights + optimiser state, and a "
+                    "mirror of the checkpoint (outside the repo)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
@@ -344,8 +367,9 @@ def main():
     ap.add_argument("--dec-layers", type=int, default=4)
     ap.add_argument("--n-audio-ctx", type=int, default=500)
     ap.add_argument("--n-text-ctx", type=int, default=224)
-    ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--batch-cur", type=int, default=24)
+    ap.add_argument("--batch-frames", type=int, default=4800,
+                    help="mel frames per batch (16 x 3 s); batch size follows clip length")
+    ap.add_argument("--batch-max", type=int, default=48)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--warmup", type=int, default=600)
     ap.add_argument("--decay-steps", type=int, default=40000)
@@ -354,13 +378,14 @@ def main():
     ap.add_argument("--ctc-decay", default="4000,12000")
     ap.add_argument("--curriculum-steps", type=int, default=1000)
     ap.add_argument("--curriculum-sec", type=float, default=2.5)
-    ap.add_argument("--multi-frac", type=float, default=0.3)
+    ap.add_argument("--multi-frac", type=float, default=0.25)
     ap.add_argument("--ts-frac", type=float, default=0.4)
     ap.add_argument("--cut-frac", type=float, default=0.3)
     ap.add_argument("--prompt-frac", type=float, default=0.2)
-    ap.add_argument("--full-window-frac", type=float, default=0.25)
+    ap.add_argument("--full-window-frac", type=float, default=0.1)
     ap.add_argument("--corrupt", type=float, default=0.05)
     ap.add_argument("--specaug-from", type=int, default=4000)
+    ap.add_argument("--fast-gelu", type=int, default=1)
     ap.add_argument("--log-every", type=int, default=25)
     ap.add_argument("--val-every", type=int, default=500)
     ap.add_argument("--val-n", type=int, default=100)
@@ -371,9 +396,19 @@ def main():
     torch.set_num_threads(args.threads)
     dev = torch.device(args.device)
     os.makedirs(args.ckpt, exist_ok=True)
-    state_path = os.path.join(args.ckpt, "state.json")
-    w_path = os.path.join(args.ckpt, "model.fp16.pt")
-    opt_path = os.path.join(args.ckpt, "opt.opt.pt")
+    os.makedirs(args.work, exist_ok=True)
+    # resume from whichever copy (repo or mirror) is newer
+    src_dir = args.ckpt
+    try:
+        if json.load(open(os.path.join(args.work, "state.json")))["step"] > \
+                (json.load(open(os.path.join(args.ckpt, "state.json")))["step"]
+                 if os.path.exists(os.path.join(args.ckpt, "state.json")) else -1):
+            src_dir = args.work
+    except (OSError, ValueError, KeyError):
+        pass
+    state_path = os.path.join(src_dir, "state.json")
+    w_path = os.path.join(src_dir, "model.fp16.pt")
+    opt_path = os.path.join(args.work, "opt.pt")
     log_path = os.path.join(args.ckpt, "train.log")
 
     tok = Tokenizer()
@@ -392,6 +427,11 @@ def main():
                    n_text_head=args.heads, n_text_layer=args.dec_layers)
     torch.manual_seed(args.seed)
     model = make_model(dims)
+    if args.fast_gelu:
+        # training-only speed-up (2.7x faster GELU on this CPU); the exported model and
+        # the engine use the exact erf GELU (max difference 3e-4); finish with --fast-gelu 0
+        for blk in list(model.encoder.blocks) + list(model.decoder.blocks):
+            blk.mlp[1] = torch.nn.GELU(approximate="tanh")
     ctc_head = CTCHead(args.d_model)
     params = list(model.parameters()) + list(ctc_head.parameters())
     decay = [p for p in params if p.dim() >= 2]
@@ -422,8 +462,12 @@ def main():
     logf = open(log_path, "a")
 
     def log(msg):
+        nonlocal logf
         line = time.strftime("%Y-%m-%d %H:%M:%S ") + msg
         print(line, flush=True)
+        if not os.path.exists(log_path):       # the repo copy was removed: reopen
+            os.makedirs(args.ckpt, exist_ok=True)
+            logf = open(log_path, "a")
         logf.write(line + "\n")
         logf.flush()
 
@@ -442,17 +486,20 @@ def main():
         st = {k: v.detach().half().cpu() for k, v in model.state_dict().items()
               if k != "decoder.mask"}
         ct = {k: v.detach().half().cpu() for k, v in ctc_head.state_dict().items()}
-        torch.save({"model": st, "ctc": ct}, w_path + ".tmp")
-        os.replace(w_path + ".tmp", w_path)
         torch.save({"step": step, "model": model.state_dict(), "ctc": ctc_head.state_dict(),
                     "opt": opt.state_dict()}, opt_path + ".tmp")
         os.replace(opt_path + ".tmp", opt_path)
-        st = {"step": step, "seconds_seen": seconds_seen, "hours_seen": seconds_seen / 3600,
-              "dims": dims.__dict__, "n_text_tokens": len(tok), "args": vars(args),
-              "tokenizer": "tokenizer/merges.txt", "saved": time.strftime("%Y-%m-%d %H:%M:%S")}
-        with open(state_path + ".tmp", "w") as f:
-            json.dump(st, f, indent=1)
-        os.replace(state_path + ".tmp", state_path)
+        meta = {"step": step, "seconds_seen": seconds_seen, "hours_seen": seconds_seen / 3600,
+                "dims": dims.__dict__, "n_text_tokens": len(tok), "args": vars(args),
+                "tokenizer": "tokenizer/merges.txt", "saved": time.strftime("%Y-%m-%d %H:%M:%S")}
+        for d in (args.ckpt, args.work):
+            os.makedirs(d, exist_ok=True)
+            wp, sp_ = os.path.join(d, "model.fp16.pt"), os.path.join(d, "state.json")
+            torch.save({"model": st, "ctc": ct}, wp + ".tmp")
+            os.replace(wp + ".tmp", wp)
+            with open(sp_ + ".tmp", "w") as f:
+                json.dump(meta, f, indent=1)
+            os.replace(sp_ + ".tmp", sp_)
 
     c0, c1 = [int(x) for x in args.ctc_decay.split(",")]
     t_start = last_ckpt = time.time()

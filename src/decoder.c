@@ -149,10 +149,10 @@ static void mlp(const hark_block *blk, step_buf *b, int n, int d)
 static void embed(const hark_model *m, const int *tokens, int n, int past, float *x)
 {
     int d = m->hp.n_text_state;
-    size_t esz = hark_dtype_size(m->tok_emb.type);
+    size_t bytes = hark_row_bytes(m->tok_emb.type, (size_t)d);
     for (int i = 0; i < n; i++) {
         float *row = x + (size_t)i * d;
-        hark_to_f32(row, (const char *)m->tok_emb.data + (size_t)tokens[i] * d * esz,
+        hark_to_f32(row, (const char *)m->tok_emb.data + (size_t)tokens[i] * bytes,
                     m->tok_emb.type, (size_t)d);
         hark_add(row, m->dec_pos + (size_t)(past + i) * d, (size_t)d);
     }

@@ -33,13 +33,22 @@ int hark_read_file(const char *path, char **data, size_t *size, hark_error *e);
 
 /* ------------------------------------------------------------ numbers */
 
-typedef enum { HARK_F32 = 0, HARK_F16 = 1, HARK_BF16 = 2 } hark_dtype;
+typedef enum {
+    HARK_F32 = 0, HARK_F16 = 1, HARK_BF16 = 2,
+    HARK_Q4_0, HARK_Q4_1, HARK_Q5_0, HARK_Q5_1, HARK_Q8_0 /* ggml blocks of 32 */
+} hark_dtype;
 
 float hark_f16_to_f32(uint16_t h);
 uint16_t hark_f32_to_f16(float f);
 /* Converts n stored values of type t starting at src (any alignment) to f32. */
 void hark_to_f32(float *dst, const void *src, hark_dtype t, size_t n);
-size_t hark_dtype_size(hark_dtype t);
+size_t hark_dtype_size(hark_dtype t); /* element size; 0 for block types */
+/* Bytes of n consecutive values (n a multiple of 32 for block types). */
+size_t hark_row_bytes(hark_dtype t, size_t n);
+size_t hark_block_bytes(hark_dtype t);   /* 0 for non-block types */
+int hark_dtype_is_quantized(hark_dtype t);
+void hark_dequantize(float *y, const void *src, hark_dtype t, size_t n);
+void hark_quantize_row(void *dst, const float *x, hark_dtype t, size_t n);
 const char *hark_dtype_name(hark_dtype t);
 
 /* A weight matrix [rows = out features][cols = in features], in its stored type. */
@@ -140,6 +149,8 @@ int hark_model_add_map(hark_model *model, const hark_map *m);
 
 int hark_load_hf(hark_model *model, const char *dir, hark_error *e);
 int hark_load_ggml(hark_model *model, const char *path, hark_error *e);
+int hark_type_of_ggml(int32_t ggml_type); /* -1: unsupported */
+int hark_ggml_of_type(hark_dtype t);      /* -1: none (bf16) */
 /* ggml files without tensors load for their header and vocabulary only. */
 int hark_load_ggml_vocab_only(hark_model *model, const char *path, hark_error *e);
 

@@ -105,9 +105,39 @@ AVX512 static inline __m512 load_w16(const uint16_t *p, hark_dtype t)
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
+/* One vector: four accumulators hide the FMA latency; the row streams once. */
+AVX512 static float dot16_avx512(const uint16_t *row, const float *x, hark_dtype t, int cols)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    int c = 0;
+    for (; c + 64 <= cols; c += 64) {
+        a0 = _mm512_fmadd_ps(load_w16(row + c, t), _mm512_loadu_ps(x + c), a0);
+        a1 = _mm512_fmadd_ps(load_w16(row + c + 16, t), _mm512_loadu_ps(x + c + 16), a1);
+        a2 = _mm512_fmadd_ps(load_w16(row + c + 32, t), _mm512_loadu_ps(x + c + 32), a2);
+        a3 = _mm512_fmadd_ps(load_w16(row + c + 48, t), _mm512_loadu_ps(x + c + 48), a3);
+    }
+    for (; c + 16 <= cols; c += 16)
+        a0 = _mm512_fmadd_ps(load_w16(row + c, t), _mm512_loadu_ps(x + c), a0);
+    float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+    for (; c < cols; c++) {
+        float wf;
+        if (t == HARK_F16)
+            wf = f16_table[row[c]];
+        else
+            widen_bf16_c(&wf, &row[c], 1);
+        s += wf * x[c];
+    }
+    return s;
+}
+
 AVX512 static void matvec_avx512(float *y, const float *x, int m, const void *w, hark_dtype t,
                                  int rows, int cols, int r0, int r1)
 {
+    if (m == 1) {
+        for (int r = r0; r < r1; r++)
+            y[r] = dot16_avx512((const uint16_t *)w + (size_t)r * cols, x, t, cols);
+        return;
+    }
     int main_cols = cols & ~15;
     for (int r = r0; r < r1; r++) {
         const uint16_t *row = (const uint16_t *)w + (size_t)r * cols;

@@ -112,6 +112,27 @@ static int read_vocab(cursor *c, hark_model *m)
     return hark_vocab_index(&m->vocab, c->e);
 }
 
+/* ggml's type numbers -> hark's; -1 for types hark does not read. */
+int hark_type_of_ggml(int32_t t)
+{
+    switch (t) {
+    case 0: return HARK_F32;
+    case 1: return HARK_F16;
+    case 2: return HARK_Q4_0;
+    case 3: return HARK_Q4_1;
+    case 6: return HARK_Q5_0;
+    case 7: return HARK_Q5_1;
+    case 8: return HARK_Q8_0;
+    default: return -1;
+    }
+}
+
+int hark_ggml_of_type(hark_dtype t)
+{
+    static const int codes[] = {0, 1, -1, 2, 3, 6, 7, 8};
+    return (unsigned)t < sizeof codes / sizeof codes[0] ? codes[t] : -1;
+}
+
 static const char *ggml_type_name(int32_t t)
 {
     static const char *const names[] = {"f32", "f16", "q4_0", "q4_1", "type 4", "type 5",
@@ -142,17 +163,21 @@ static int read_tensor(cursor *c, ggml_tensor *g)
     memcpy(g->name, c->p, (size_t)name_len);
     g->name[name_len] = 0;
     c->p += name_len;
-    if (ttype != 0 && ttype != 1)
+    int type = hark_type_of_ggml(ttype);
+    if (type < 0)
         return hark_fail(c->e, HARK_ERR_FORMAT,
-                         "%s: tensor %s has type %s; hark reads f32 and f16 ggml tensors only",
+                         "%s: tensor %s has type %s; hark reads f32, f16, q4_0, q4_1, q5_0, q5_1 and q8_0",
                          c->path, g->name, ggml_type_name(ttype));
-    size_t bytes = count * (ttype == 0 ? 4 : 2);
+    if (hark_dtype_is_quantized((hark_dtype)type) && ne[0] % 32 != 0)
+        return hark_fail(c->e, HARK_ERR_FORMAT, "%s: tensor %s: rows of %d are not whole %s blocks",
+                         c->path, g->name, ne[0], ggml_type_name(ttype));
+    size_t bytes = hark_row_bytes((hark_dtype)type, count);
     char what[160];
     snprintf(what, sizeof what, "tensor %s", g->name);
     if ((rc = need(c, bytes, what)))
         return rc;
     g->t.data = c->p;
-    g->t.type = ttype == 0 ? HARK_F32 : HARK_F16;
+    g->t.type = (hark_dtype)type;
     g->t.ndim = n_dims;
     for (int i = 0; i < n_dims; i++) /* ggml lists the innermost dimension first */
         g->t.shape[i] = ne[n_dims - 1 - i];

@@ -23,7 +23,7 @@ static void linear_f32(float *y, const float *x, int m, const float *w, int rows
 
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
 {
-    if (w->type != HARK_F32 && m <= HARK_MAX_BATCH) {
+    if ((w->type == HARK_F16 || w->type == HARK_BF16) && m <= HARK_MAX_BATCH) {
         /* bandwidth-bound: each stored weight is read once for all m vectors */
         hark_matvec16(y, x, m, w->data, w->type, w->rows, w->cols, 0, w->rows);
     } else if (w->type == HARK_F32) {
@@ -32,10 +32,10 @@ void hark_linear(float *y, const float *x, int m, const hark_weight *w, const fl
         /* Widen a block of rows, multiply, move on: bounded scratch. */
         float *block = malloc(sizeof(float) * WIDEN_ROWS * (size_t)w->cols);
         float *ycol = m == 1 ? NULL : y;
-        size_t esz = hark_dtype_size(w->type);
+        size_t row = hark_row_bytes(w->type, (size_t)w->cols);
         for (int r0 = 0; r0 < w->rows; r0 += WIDEN_ROWS) {
             int nr = w->rows - r0 < WIDEN_ROWS ? w->rows - r0 : WIDEN_ROWS;
-            hark_to_f32(block, (const char *)w->data + (size_t)r0 * w->cols * esz, w->type,
+            hark_to_f32(block, (const char *)w->data + (size_t)r0 * row, w->type,
                         (size_t)nr * w->cols);
             if (m == 1)
                 linear_f32(y + r0, x, 1, block, nr, w->cols, nr);
@@ -96,6 +96,17 @@ void hark_attention(float *out, const float *q, const float *k, const float *v, 
     int dh = d / n_head;
     float scale = 1.0f / sqrtf((float)dh);
     for (int h = 0; h < n_head; h++) {
+        if (nq == 1) { /* one query (a decoding step): matrix-vector, no packing */
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, nk, dh, scale, k + h * dh, d, q + h * dh, 1,
+                        0.0f, scratch, 1);
+            if (causal_offset >= 0)
+                for (int j = causal_offset + 1; j < nk; j++)
+                    scratch[j] = -INFINITY;
+            hark_softmax_row(scratch, nk);
+            cblas_sgemv(CblasRowMajor, CblasTrans, nk, dh, 1.0f, v + h * dh, d, scratch, 1, 0.0f,
+                        out + h * dh, 1);
+            continue;
+        }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, dh, scale, q + h * dh, d,
                     k + h * dh, d, 0.0f, scratch, nk);
         if (causal_offset >= 0)

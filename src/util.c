@@ -176,12 +176,18 @@ uint16_t hark_f32_to_f16(float f)
 
 size_t hark_dtype_size(hark_dtype t)
 {
-    return t == HARK_F32 ? 4 : 2;
+    return t == HARK_F32 ? 4 : t == HARK_F16 || t == HARK_BF16 ? 2 : 0;
+}
+
+size_t hark_row_bytes(hark_dtype t, size_t n)
+{
+    return hark_dtype_is_quantized(t) ? n / 32 * hark_block_bytes(t) : n * hark_dtype_size(t);
 }
 
 const char *hark_dtype_name(hark_dtype t)
 {
-    return t == HARK_F32 ? "F32" : t == HARK_F16 ? "F16" : "BF16";
+    static const char *const names[] = {"F32", "F16", "BF16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0"};
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "unknown";
 }
 
 void hark_to_f32(float *dst, const void *src, hark_dtype t, size_t n)
@@ -189,6 +195,10 @@ void hark_to_f32(float *dst, const void *src, hark_dtype t, size_t n)
     const uint8_t *s = src;
     if (t == HARK_F32) {
         memcpy(dst, src, n * sizeof(float));
+        return;
+    }
+    if (hark_dtype_is_quantized(t)) {
+        hark_dequantize(dst, src, t, n);
         return;
     }
     if (t == HARK_F16 && ((uintptr_t)src & 1) == 0) {

@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+"""Export a training checkpoint to a Hugging Face Whisper directory hark loads.
+
+  scripts/export.py [--ckpt models/train-ckpt] [--out models/hark-en-tiny] [--eval 200]
+
+Writes config.json, model.safetensors (fp16), vocab.json, merges.txt,
+added_tokens.json, generation_config.json (via hark_model.export_hf; the CTC
+head is training-only and dropped) and a model card README.md.  With --eval N
+it measures greedy WER in PyTorch on N clips of each evaluation set
+(test sentences in the training voices, test sentences in the held-out voice
+flite rms), synthesizing the sets into $HARK_DATA first if missing.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import hark_model as hm  # noqa: E402
+import bpe  # noqa: E402
+
+DATA = os.environ.get("HARK_DATA", "/work/cache/hark-data")
+EVAL_SETS = [  # name, split, voices, clips
+    ("test", "test", "train", 300),
+    ("test-rms", "test", "heldout", 300),
+]
+
+
+def load_checkpoint(ckpt):
+    state = json.load(open(os.path.join(ckpt, "state.json")))
+    dims = hm.Dims(**state["dims"])
+    model = hm.Whisper(dims)
+    w = torch.load(os.path.join(ckpt, "model.fp16.pt"), map_location="cpu")
+    missing, unexpected = model.load_state_dict({k: v.float() for k, v in w["model"].items()},
+                                                strict=False)
+    assert not unexpected and all(k == "decoder.mask" for k in missing), (missing, unexpected)
+    model.eval()
+    return model, state
+
+
+def specials_for(dims, n_text):
+    n_ts = dims.n_vocab - (n_text + 2 + 1 + 6)
+    sp = hm.Specials(n_text, 1, n_ts)
+    assert sp.n_vocab == dims.n_vocab
+    return sp
+
+
+def suppress_list(tokens, sp):
+    """Text tokens with symbols the corpus never has, plus the task/special tokens."""
+    ok = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ',.?!")
+    sym = [i for i, t in enumerate(tokens)
+           if any(chr(c) not in ok for c in t) and i >= 0]
+    return sym + [sp.translate, sp.transcribe, sp.sot, sp.startofprev, sp.startoflm,
+                  sp.nospeech]
+
+
+def evaluate(model, sp, tok, n):
+    sys.path.insert(0, HERE)
+    import train
+    res = {}
+    sup = suppress_list(tok.tokens, sp) + [sp.notimestamps]
+    for name, split, voices, count in EVAL_SETS:
+        d = os.path.join(DATA, name)
+        if not os.path.exists(os.path.join(d, "shard-00000.npz")):
+            subprocess.run([sys.executable, os.path.join(HERE, "synth.py"), "build", "--split",
+                            split, "--voices", voices, "--out", d, "--count", "1",
+                            "--per-shard", str(count)], check=True)
+        sh = train.Shards(os.path.join(d, "shard-*.npz"))
+        errs = words = 0
+        t0 = time.time()
+        for k in range(min(n, len(sh))):
+            audio, text, _ = sh.get(k)
+            mel = train.window_mel(audio, 2 * model.dims.n_audio_ctx)
+            out, _ = hm.greedy_window(model, mel, sp, sup, 32, model.dims.n_text_ctx // 2)
+            hyp = tok.decode([t for t in out if t < sp.eot])
+            e, m = train.wer(text, hyp)
+            errs, words = errs + e, words + m
+        res[name] = {"wer": errs / max(1, words), "clips": min(n, len(sh)), "words": words,
+                     "seconds": time.time() - t0}
+        print(name, res[name], flush=True)
+    return res
+
+
+CARD = """# hark-en-tiny: hark's own small English model (synthetic voices only)
+
+**What it is:** a {params:.1f} M-parameter Whisper-architecture model (d_model {d}, {h} heads,
+{el} encoder + {dl} decoder layers, 80 mel bins, a {win:.0f} s window: `n_audio_ctx` {ctx}),
+trained by the hark project from scratch on **synthesized** English speech, for demos and tests.
+It has never heard a human speaker apart from the recorded voices of the flite/festival
+synthesizers; use real Whisper models (see hark's README: download and convert them) for real
+recordings.
+
+- Tokenizer: byte-level BPE trained by the project ({merges} merges, {n_text} text tokens) plus
+  Whisper's special tokens (English-only layout: `<|endoftext|>` {eot}, `<|startoftranscript|>`
+  {sot}, `<|en|>`, task tokens, `<|notimestamps|>` {nots}, {n_ts} timestamp tokens
+  0.00-{win:.2f} s from id {tsb}); n_vocab {n_vocab}.
+- Data: sentences from Debian's `fortunes`/`fortunes-min` and package short descriptions, every
+  word in `wamerican`, 3-20 words (`scripts/corpus.py`; corpus/ holds the train/valid/test lists).
+  Speech from espeak-ng (8 English accents x ~95 variants, rate 120-220 wpm, pitch 20-80),
+  flite (kal16, awb, slt, kal) and festival (kal_diphone) with sox tempo/speed/reverb/telephone
+  augmentation and noise at 10-40 dB SNR (`scripts/synth.py`). **Held-out voice: flite rms**
+  (never trained on). Multi-sentence clips with timestamps, previous-text prompts.
+- Training: `scripts/train.sh` (= `scripts/train.py`, PyTorch, CPU), auxiliary character CTC
+  head on the encoder (dropped at export), short-utterance curriculum; {steps} steps,
+  {hours:.1f} h of audio seen. Checkpoint: models/train-ckpt/.
+- Export: `scripts/export.py --out {out}` (fp16 safetensors, {size:.1f} MB).
+
+## Measured WER (greedy, PyTorch reference model, lower-cased, punctuation removed)
+
+| set | clips | words | WER |
+|---|---|---|---|
+{rows}
+
+Numbers through the C engine and on the human recordings of `pocketsphinx-testdata`: not yet
+measured.
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ckpt", default=os.path.join(ROOT, "models", "train-ckpt"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "models", "hark-en-tiny"))
+    ap.add_argument("--eval", type=int, default=0, help="clips per evaluation set (0: none)")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    model, state = load_checkpoint(args.ckpt)
+    tokens, merges = bpe.load()
+    assert len(tokens) == state["n_text_tokens"], "tokenizer does not match the checkpoint"
+    sp = specials_for(model.dims, len(tokens))
+    sp.suppress = suppress_list(tokens, sp)
+    hm.export_hf(model, args.out, tokens, merges, sp, dtype=torch.float16, lang_codes=("en",))
+    # Whisper's begin_suppress_tokens: " " and eot at the first sampled step
+    gp = os.path.join(args.out, "generation_config.json")
+    gen = json.load(open(gp))
+    gen["begin_suppress_tokens"] = [32, sp.eot]
+    json.dump(gen, open(gp, "w"), indent=2)
+    res = {}
+    if args.eval:
+        tok = bpe.Tokenizer()
+        res = evaluate(model, sp, tok, args.eval)
+    d = model.dims
+    size = os.path.getsize(os.path.join(args.out, "model.safetensors")) / 1e6
+    rows = "\n".join("| %s | %d | %d | %.1f %% |" % (
+        {"test": "test sentences, training voices", "test-rms":
+         "test sentences, held-out voice (flite rms)"}[k], v["clips"], v["words"],
+        100 * v["wer"]) for k, v in res.items()) or "| (not measured) | | | |"
+    card = CARD.format(
+        params=sum(p.numel() for p in model.parameters()) / 1e6, d=d.n_audio_state,
+        h=d.n_audio_head, el=d.n_audio_layer, dl=d.n_text_layer, ctx=d.n_audio_ctx,
+        win=d.n_audio_ctx * 320 / 16000, merges=len(merges), n_text=len(tokens), eot=sp.eot,
+        sot=sp.sot, nots=sp.notimestamps, n_ts=d.n_vocab - sp.timestamp_begin,
+        tsb=sp.timestamp_begin, n_vocab=d.n_vocab, steps=state["step"],
+        hours=state["hours_seen"], out=os.path.relpath(args.out, ROOT), size=size, rows=rows)
+    with open(os.path.join(args.out, "README.md"), "w") as f:
+        f.write(card)
+    if res:
+        with open(os.path.join(args.out, "eval.json"), "w") as f:
+            json.dump({"step": state["step"], "results": res}, f, indent=1)
+    print("exported step %d to %s (%.1f MB)" % (state["step"], args.out, size))
+
+
+if __name__ == "__main__":
+    main()
