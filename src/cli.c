@@ -17,6 +17,8 @@ static const char USAGE[] =
     "usage: hark [options] FILE|DIR...    transcribe audio files (\"-\" reads stdin)\n"
     "       hark test MANIFEST|DIR [options]  golden-transcript regression test\n"
     "       hark mel FILE -o OUT.npy [--n-mels N]  write the log-mel transcription uses\n"
+    "       hark quantize IN OUT TYPE         write IN (HF dir or .bin) as a ggml .bin of TYPE:\n"
+    "                                         f32 f16 q8_0 q5_0 q5_1 q4_0 q4_1\n"
     "\n"
     "model and decoding:\n"
     "  -m, --model PATH          Hugging Face Whisper directory or whisper.cpp .bin\n"
@@ -340,12 +342,37 @@ static int detect_languages(const cli_options *o, char **inputs, int n)
     return failed ? 1 : 0;
 }
 
+static int cmd_quantize(int argc, char **argv)
+{
+    if (argc != 4)
+        return usage_error("usage: hark quantize IN OUT TYPE") ? 2 : 2;
+    int type = hark_dtype_parse(argv[3]);
+    if (type < 0 || type == HARK_BF16)
+        return usage_error("TYPE is one of f32 f16 q8_0 q5_0 q5_1 q4_0 q4_1") ? 2 : 2;
+    char err[600];
+    hark_model *m = hark_model_load(argv[1], err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "hark: %s\n", err);
+        return 1;
+    }
+    hark_error e = {{0}};
+    int rc = hark_model_write_ggml(m, argv[2], (hark_dtype)type, &e);
+    if (rc)
+        fprintf(stderr, "hark: %s\n", e.msg);
+    hark_model_free(m);
+    return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "quantize") == 0)
+        return cmd_quantize(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "mel") == 0)
         return cmd_mel(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "test") == 0)
         return cli_test_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "bench") == 0)
+        return cli_bench_main(argc - 1, argv + 1);
     cli_options o;
     cli_default_options(&o);
     char **inputs = calloc((size_t)argc, sizeof(char *));

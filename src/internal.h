@@ -150,6 +150,9 @@ int hark_model_add_map(hark_model *model, const hark_map *m);
 int hark_load_hf(hark_model *model, const char *dir, hark_error *e);
 int hark_load_ggml(hark_model *model, const char *path, hark_error *e);
 int hark_type_of_ggml(int32_t ggml_type); /* -1: unsupported */
+/* Writes m as a ggml file with its matrices in type (hark quantize). */
+int hark_model_write_ggml(const hark_model *m, const char *path, hark_dtype type, hark_error *e);
+int hark_dtype_parse(const char *name); /* "q8_0" -> HARK_Q8_0; -1 if unknown */
 int hark_ggml_of_type(hark_dtype t);      /* -1: none (bf16) */
 /* ggml files without tensors load for their header and vocabulary only. */
 int hark_load_ggml_vocab_only(hark_model *model, const char *path, hark_error *e);
