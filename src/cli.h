@@ -26,6 +26,8 @@ hark_model *cli_load_model(const cli_options *o);
 int cli_run_batch(const cli_options *o, char **inputs, int n);
 /* hark test MANIFEST|DIR [options]; returns the exit status. */
 int cli_test_main(int argc, char **argv);
+/* hark bench -m MODEL [options]; returns the exit status. */
+int cli_bench_main(int argc, char **argv);
 /* Parses the decoding/model options shared by transcription and hark test.
  * Returns 1 if argv[*i] (and its argument) was consumed, 0 if not an option
  * of this kind, -1 (after printing) on a bad value. */
