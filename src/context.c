@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pool.h"
 #include "transcribe.h"
 
 struct hark_context {
@@ -12,6 +13,7 @@ struct hark_context {
     hark_params params;
     hark_result result;
     hark_error error;
+    hark_pool *pool;  /* params.n_threads threads, made once */
 };
 
 hark_params hark_default_params(void)
@@ -42,6 +44,11 @@ hark_context *hark_context_new(const hark_model *model, const hark_params *param
         return NULL;
     c->model = model;
     c->params = params ? *params : hark_default_params();
+    c->pool = hark_pool_new(c->params.n_threads);
+    if (!c->pool) {
+        free(c);
+        return NULL;
+    }
     return c;
 }
 
@@ -50,6 +57,7 @@ void hark_context_free(hark_context *c)
     if (!c)
         return;
     hark_result_clear(&c->result);
+    hark_pool_free(c->pool);
     free(c);
 }
 
@@ -63,7 +71,7 @@ int hark_transcribe(hark_context *c, const float *samples, size_t n)
     c->error.msg[0] = 0;
     if (!samples && n)
         return hark_fail(&c->error, HARK_ERR_ARG, "no samples given");
-    return hark_run(c->model, &c->params, samples, n, &c->result, &c->error);
+    return hark_run(c->model, &c->params, c->pool, samples, n, &c->result, &c->error);
 }
 
 int hark_transcribe_file(hark_context *c, const char *path)
@@ -75,7 +83,7 @@ int hark_transcribe_file(hark_context *c, const char *path)
     int rc = hark_audio_read(path, &x, &n, &c->error);
     if (rc)
         return rc;
-    rc = hark_run(c->model, &c->params, x, n, &c->result, &c->error);
+    rc = hark_run(c->model, &c->params, c->pool, x, n, &c->result, &c->error);
     /* name the input, unless the message already names a file (input or model) */
     if (rc && strncmp(c->error.msg, path, strlen(path)) != 0 &&
         strncmp(c->error.msg, c->model->path, strlen(c->model->path)) != 0) {

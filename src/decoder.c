@@ -50,7 +50,8 @@ int hark_kv_init(hark_kv *kv, const hark_model *m, const hark_cross *cross)
     kv->cross = cross;
     kv->self_k = malloc(L * tc * d * sizeof(float));
     kv->self_v = malloc(L * tc * d * sizeof(float));
-    kv->scratch = malloc((tc * d * 8 + tc * wide) * sizeof(float));
+    size_t att = hark_attention_scratch((int)tc, (int)wide, hp->n_text_head);
+    kv->scratch = malloc((tc * d * 8 + att) * sizeof(float));
     if (!kv->self_k || !kv->self_v || !kv->scratch) {
         hark_kv_free(kv);
         return HARK_ERR_NOMEM;

@@ -49,7 +49,7 @@ int hark_encode(const hark_model *m, const float *mel, float *out, int n_threads
     const hark_hparams *hp = &m->hp;
     int d = hp->n_audio_state, n = hp->n_audio_ctx, frames = 2 * n;
     size_t cols_size = (size_t)frames * (hp->n_mels > d ? hp->n_mels : d) * 3;
-    size_t block_size = (size_t)n * d * 9 + (size_t)n * n;
+    size_t block_size = (size_t)n * d * 9 + hark_attention_scratch(n, n, hp->n_audio_head);
     float *cols = malloc(sizeof(float) * cols_size);
     float *h1 = malloc(sizeof(float) * (size_t)frames * d);
     float *buf = malloc(sizeof(float) * block_size);

@@ -3,6 +3,7 @@
  * f32 a block at a time so no second full-size copy of a model ever exists. */
 #include "ops.h"
 #include "kernels.h"
+#include "pool.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -11,39 +12,64 @@
 
 enum { WIDEN_ROWS = 64 };
 
-static void linear_f32(float *y, const float *x, int m, const float *w, int rows, int cols,
-                       int ldy)
+/* A slice of a product: output columns (weight rows) [r0, r1). */
+typedef struct linear_job {
+    float *y;
+    const float *x;
+    int m;
+    const hark_weight *w;
+    int chunk;
+} linear_job;
+
+/* Widens a block of rows at a time and multiplies: bounded scratch. */
+static void widened_rows(const linear_job *j, int r0, int r1)
 {
-    if (m == 1)
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, rows, cols, 1.0f, w, cols, x, 1, 0.0f, y, 1);
+    const hark_weight *w = j->w;
+    float *block = malloc(sizeof(float) * WIDEN_ROWS * (size_t)w->cols);
+    size_t row = hark_row_bytes(w->type, (size_t)w->cols);
+    for (int b0 = r0; block && b0 < r1; b0 += WIDEN_ROWS) {
+        int nr = r1 - b0 < WIDEN_ROWS ? r1 - b0 : WIDEN_ROWS;
+        hark_to_f32(block, (const char *)w->data + (size_t)b0 * row, w->type, (size_t)nr * w->cols);
+        if (j->m == 1)
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, nr, w->cols, 1.0f, block, w->cols, j->x, 1,
+                        0.0f, j->y + b0, 1);
+        else
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->m, nr, w->cols, 1.0f, j->x,
+                        w->cols, block, w->cols, 0.0f, j->y + b0, w->rows);
+    }
+    free(block);
+}
+
+static void linear_slice(void *arg, int i)
+{
+    const linear_job *j = arg;
+    const hark_weight *w = j->w;
+    int r0 = i * j->chunk, r1 = r0 + j->chunk < w->rows ? r0 + j->chunk : w->rows;
+    if (r0 >= r1)
+        return;
+    if ((w->type == HARK_F16 || w->type == HARK_BF16) && j->m <= HARK_MAX_BATCH)
+        /* bandwidth-bound: each stored weight is read once for all m vectors */
+        hark_matvec16(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
+    else if (w->type == HARK_F32 && j->m == 1)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, r1 - r0, w->cols, 1.0f,
+                    (const float *)w->data + (size_t)r0 * w->cols, w->cols, j->x, 1, 0.0f,
+                    j->y + r0, 1);
+    else if (w->type == HARK_F32)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->m, r1 - r0, w->cols, 1.0f, j->x,
+                    w->cols, (const float *)w->data + (size_t)r0 * w->cols, w->cols, 0.0f,
+                    j->y + r0, w->rows);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, rows, cols, 1.0f, x, cols, w,
-                    cols, 0.0f, y, ldy);
+        widened_rows(j, r0, r1);
 }
 
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
 {
-    if ((w->type == HARK_F16 || w->type == HARK_BF16) && m <= HARK_MAX_BATCH) {
-        /* bandwidth-bound: each stored weight is read once for all m vectors */
-        hark_matvec16(y, x, m, w->data, w->type, w->rows, w->cols, 0, w->rows);
-    } else if (w->type == HARK_F32) {
-        linear_f32(y, x, m, (const float *)w->data, w->rows, w->cols, w->rows);
-    } else {
-        /* Widen a block of rows, multiply, move on: bounded scratch. */
-        float *block = malloc(sizeof(float) * WIDEN_ROWS * (size_t)w->cols);
-        float *ycol = m == 1 ? NULL : y;
-        size_t row = hark_row_bytes(w->type, (size_t)w->cols);
-        for (int r0 = 0; r0 < w->rows; r0 += WIDEN_ROWS) {
-            int nr = w->rows - r0 < WIDEN_ROWS ? w->rows - r0 : WIDEN_ROWS;
-            hark_to_f32(block, (const char *)w->data + (size_t)r0 * row, w->type,
-                        (size_t)nr * w->cols);
-            if (m == 1)
-                linear_f32(y + r0, x, 1, block, nr, w->cols, nr);
-            else
-                linear_f32(ycol + r0, x, m, block, nr, w->cols, w->rows);
-        }
-        free(block);
-    }
+    /* slices of whole 64-row blocks, a few per thread for balance */
+    int threads = hark_pool_threads(), tasks = threads > 1 ? threads * 4 : 1;
+    int chunk = (w->rows + tasks - 1) / tasks;
+    chunk = (chunk + WIDEN_ROWS - 1) / WIDEN_ROWS * WIDEN_ROWS;
+    linear_job job = {y, x, m, w, chunk};
+    hark_parallel((w->rows + chunk - 1) / chunk, linear_slice, &job);
     if (b)
         hark_add_bias(y, b, m, w->rows);
 }
@@ -89,32 +115,55 @@ void hark_softmax_rows(float *x, int m, int n)
         hark_softmax_row(x + (size_t)i * n, n);
 }
 
-/* scratch must hold nq * nk floats. */
+typedef struct attn_job {
+    float *out;
+    const float *q, *k, *v;
+    int nq, nk, d, dh, causal_offset, n_head, slots;
+    float *scratch; /* nq * nk floats per slot */
+} attn_job;
+
+static void attention_head(const attn_job *a, int h, float *s)
+{
+    int nq = a->nq, nk = a->nk, d = a->d, dh = a->dh;
+    float scale = 1.0f / sqrtf((float)dh);
+    if (nq == 1) { /* one query (a decoding step): matrix-vector, no packing */
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, nk, dh, scale, a->k + h * dh, d, a->q + h * dh,
+                    1, 0.0f, s, 1);
+    } else {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, dh, scale, a->q + h * dh, d,
+                    a->k + h * dh, d, 0.0f, s, nk);
+    }
+    if (a->causal_offset >= 0)
+        for (int i = 0; i < nq; i++)
+            for (int j = i + a->causal_offset + 1; j < nk; j++)
+                s[(size_t)i * nk + j] = -INFINITY;
+    hark_softmax_rows(s, nq, nk);
+    if (nq == 1)
+        cblas_sgemv(CblasRowMajor, CblasTrans, nk, dh, 1.0f, a->v + h * dh, d, s, 1, 0.0f,
+                    a->out + h * dh, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, dh, nk, 1.0f, s, nk,
+                    a->v + h * dh, d, 0.0f, a->out + h * dh, d);
+}
+
+/* Slot i computes heads i, i + slots, ...: scratch grows with threads, not heads. */
+static void attention_slot(void *arg, int slot)
+{
+    const attn_job *a = arg;
+    for (int h = slot; h < a->n_head; h += a->slots)
+        attention_head(a, h, a->scratch + (size_t)slot * a->nq * a->nk);
+}
+
+size_t hark_attention_scratch(int nq, int nk, int n_head)
+{
+    int slots = hark_pool_threads() < n_head ? hark_pool_threads() : n_head;
+    return (size_t)slots * nq * nk;
+}
+
 void hark_attention(float *out, const float *q, const float *k, const float *v, int nq, int nk,
                     int d, int n_head, int causal_offset, float *scratch)
 {
-    int dh = d / n_head;
-    float scale = 1.0f / sqrtf((float)dh);
-    for (int h = 0; h < n_head; h++) {
-        if (nq == 1) { /* one query (a decoding step): matrix-vector, no packing */
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, nk, dh, scale, k + h * dh, d, q + h * dh, 1,
-                        0.0f, scratch, 1);
-            if (causal_offset >= 0)
-                for (int j = causal_offset + 1; j < nk; j++)
-                    scratch[j] = -INFINITY;
-            hark_softmax_row(scratch, nk);
-            cblas_sgemv(CblasRowMajor, CblasTrans, nk, dh, 1.0f, v + h * dh, d, scratch, 1, 0.0f,
-                        out + h * dh, 1);
-            continue;
-        }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, dh, scale, q + h * dh, d,
-                    k + h * dh, d, 0.0f, scratch, nk);
-        if (causal_offset >= 0)
-            for (int i = 0; i < nq; i++)
-                for (int j = i + causal_offset + 1; j < nk; j++)
-                    scratch[(size_t)i * nk + j] = -INFINITY;
-        hark_softmax_rows(scratch, nq, nk);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, dh, nk, 1.0f, scratch, nk,
-                    v + h * dh, d, 0.0f, out + h * dh, d);
-    }
+    int slots = hark_pool_threads() < n_head ? hark_pool_threads() : n_head;
+    attn_job a = {out, q, k, v, nq, nk, d, d / n_head, causal_offset, n_head, slots, scratch};
+    hark_parallel(slots, attention_slot, &a);
 }

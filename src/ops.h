@@ -12,6 +12,8 @@ void hark_layer_norm(float *y, const float *x, int m, int d, const float *g, con
 void hark_gelu(float *x, size_t n);
 /* Softmax of each row of x[m][n] in place. */
 void hark_softmax_rows(float *x, int m, int n);
+/* Floats of scratch hark_attention needs with the current thread pool. */
+size_t hark_attention_scratch(int nq, int nk, int n_head);
 /* out[nq][d] = multi-head attention of q[nq][d] over k,v[nk][d] (row stride d);
  * causal_offset >= 0 masks key j > i + causal_offset; -1 for no mask. */
 void hark_attention(float *out, const float *q, const float *k, const float *v,

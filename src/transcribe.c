@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "decode.h"
+#include "pool.h"
 
 enum { PAD_SAMPLES = 30 * HARK_SAMPLE_RATE, SAMPLES_PER_FRAME = 160 };
 
@@ -368,8 +369,8 @@ static int prepare(loop_state *st, const float *samples, size_t n, hark_error *e
     return 0;
 }
 
-int hark_run(const hark_model *m, const hark_params *p, const float *samples, size_t n,
-             hark_result *r, hark_error *e)
+int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, const float *samples,
+             size_t n, hark_result *r, hark_error *e)
 {
     loop_state st = {0};
     st.m = m;
@@ -382,7 +383,10 @@ int hark_run(const hark_model *m, const hark_params *p, const float *samples, si
         return hark_fail(e, HARK_ERR_ARG, "no audio samples");
     if (!m->vocab.multilingual && p->translate)
         return hark_fail(e, HARK_ERR_MODEL, "%s: an English-only model cannot translate", m->path);
-    openblas_set_num_threads(p->n_threads > 0 ? p->n_threads : 1);
+    /* hark's pool splits the work; OpenBLAS inside it runs single-threaded,
+     * so -t N means N busy cores and results do not depend on N */
+    openblas_set_num_threads(1);
+    hark_pool_use(pool);
     int rc = prepare(&st, samples, n, e);
     if (!rc && m->vocab.multilingual) {
         slice_window(&st, 0, m->hp.n_mels, 2 * m->hp.n_audio_ctx);
@@ -399,5 +403,6 @@ int hark_run(const hark_model *m, const hark_params *p, const float *samples, si
     free(st.mel);
     free(st.window);
     free(st.enc);
+    hark_pool_use(NULL);
     return rc;
 }

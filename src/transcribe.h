@@ -38,7 +38,8 @@ float hark_compression_ratio(const char *text);
 int hark_needs_fallback(const hark_params *p, const char *text, double sum_logprob, int n_tokens,
                         float no_speech_prob);
 /* Transcribes 16 kHz mono samples into r. */
-int hark_run(const hark_model *m, const hark_params *p, const float *samples, size_t n,
-             hark_result *r, hark_error *e);
+struct hark_pool;
+int hark_run(const hark_model *m, const hark_params *p, struct hark_pool *pool,
+             const float *samples, size_t n, hark_result *r, hark_error *e);
 
 #endif

@@ -14,9 +14,10 @@ static int b64(int c)
 
 static int unbase64(const char *s, int n, char *out)
 {
-    int len = 0, acc = 0, bits = 0;
+    int len = 0, bits = 0;
+    unsigned acc = 0;
     for (int i = 0; i < n && s[i] != '='; i++) {
-        acc = acc << 6 | b64(s[i]);
+        acc = (acc << 6 | (unsigned)b64(s[i])) & 0xffffff;
         bits += 6;
         if (bits >= 8) {
             bits -= 8;
