@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <sndfile.h>
 #include <soxr.h>
 #include <stdio.h>
@@ -100,6 +101,8 @@ static int downmix(SNDFILE *sf, const SF_INFO *info, float *mono, const char *pa
     return 0;
 }
 
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int decode_memory(const uint8_t *data, size_t size, const char *path, float **out,
                          size_t *n_out, double *rate, hark_error *e)
 {
@@ -112,10 +115,16 @@ static int decode_memory(const uint8_t *data, size_t size, const char *path, flo
     SF_VIRTUAL_IO io = {mem_len, mem_seek, mem_read, mem_write, mem_tell};
     SF_INFO info;
     memset(&info, 0, sizeof info);
+    /* sf_strerror(NULL) reads libsndfile's global error: open and read it
+     * together, so that batch jobs opening files at once keep their own */
+    pthread_mutex_lock(&open_lock);
     SNDFILE *sf = sf_open_virtual(&io, SFM_READ, &info, &m);
-    if (!sf)
-        return hark_fail(e, HARK_ERR_FORMAT, "%s: not a readable audio file (%s)", path,
-                         sf_strerror(NULL));
+    if (!sf) {
+        hark_fail(e, HARK_ERR_FORMAT, "%s: not a readable audio file (%s)", path, sf_strerror(NULL));
+        pthread_mutex_unlock(&open_lock);
+        return HARK_ERR_FORMAT;
+    }
+    pthread_mutex_unlock(&open_lock);
     if (info.frames <= 0 || info.channels <= 0 || info.samplerate <= 0) {
         sf_close(sf);
         return hark_fail(e, HARK_ERR_FORMAT, "%s: no audio samples", path);
