@@ -1,0 +1,19 @@
+# make install: binary, libraries, header and pkg-config file land under PREFIX,
+# and a program built against the installed library links and runs.
+. "$(dirname "$0")/lib.sh"
+if [ -n "${HARK_SANITIZED:-}" ]; then skip "install is checked in the plain run"; summary install; exit; fi
+P="$TMP/prefix"
+make -s install PREFIX="$P" >"$TMP/log" 2>&1; expect_eq "make install" $? 0
+for f in bin/hark lib/libhark.a lib/libhark.so include/hark.h lib/pkgconfig/hark.pc; do
+    [ -f "$P/$f" ] && ok || bad "$f not installed"
+done
+"$P/bin/hark" --version >"$TMP/v"; expect_eq "installed hark runs" "$(cat "$TMP/v")" "hark 0.1.0"
+cat >"$TMP/use.c" <<'C'
+#include <hark.h>
+#include <stdio.h>
+int main(void) { hark_params p = hark_default_params(); printf("%d %d\n", p.beam_size, p.n_threads); return 0; }
+C
+cc -o "$TMP/use" "$TMP/use.c" $(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs hark) -Wl,-rpath,"$P/lib" 2>"$TMP/cc"
+expect_eq "links against the installed library" $? 0
+expect_eq "runs" "$("$TMP/use")" "5 1"
+summary install
