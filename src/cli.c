@@ -104,9 +104,13 @@ int cli_model_path(const cli_options *o, char *out, size_t n)
         char *slash = strrchr(exe, '/');
         if (slash)
             *slash = 0;
-        snprintf(dir, sizeof dir, "%s/../models", exe);
-        if (find_model_in(dir, out, n))
-            return 0;
+        /* build/hark, build/san/hark and PREFIX/bin/hark: models/ a level or two up */
+        static const char *const ups[] = {"/../models", "/../../models", "/../share/hark"};
+        for (int i = 0; i < 3; i++) {
+            snprintf(dir, sizeof dir, "%s%s", exe, ups[i]);
+            if (find_model_in(dir, out, n))
+                return 0;
+        }
     }
     if (find_model_in("models", out, n) || find_model_in(HARK_DATADIR, out, n))
         return 0;
