@@ -17,6 +17,7 @@ static const char USAGE[] =
     "usage: hark [options] FILE|DIR...    transcribe audio files (\"-\" reads stdin)\n"
     "       hark test MANIFEST|DIR [options]  golden-transcript regression test\n"
     "       hark mel FILE -o OUT.npy [--n-mels N]  write the log-mel transcription uses\n"
+    "       hark bench -m MODEL [-t N] [--json] [--audio FILE]  speed and memory benchmark\n"
     "       hark quantize IN OUT TYPE         write IN (HF dir or .bin) as a ggml .bin of TYPE:\n"
     "                                         f32 f16 q8_0 q5_0 q5_1 q4_0 q4_1\n"
     "\n"

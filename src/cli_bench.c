@@ -111,7 +111,7 @@ static double encoder_flops(const hark_hparams *hp)
 
 static double weight_bytes(const hark_weight *w)
 {
-    return (double)hark_dtype_size(w->type) * w->rows * w->cols;
+    return (double)hark_row_bytes(w->type, (size_t)w->cols) * w->rows;
 }
 
 /* Weight bytes one decoded token must read: every decoder matrix except the

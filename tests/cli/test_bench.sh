@@ -1,0 +1,46 @@
+# hark bench on the small random test model: the JSON has every key with a
+# positive number, the table has every row, --audio reports a real-time factor,
+# and a bad model path is the usual one-line error.  Only the output's shape
+# is checked, never a timing.  HARK_BENCH_QUICK shrinks the machine probes so
+# the sanitized build stays fast.
+. "$(dirname "$0")/lib.sh"
+M=tests/data/tiny-random/hf-f32
+CLIP=tests/data/clip.wav
+export HARK_BENCH_QUICK=1
+KEYS="encoder_ms decode_ms_per_token batch5_ms_per_token prompt_ms_per_token sgemm_gflops
+      bandwidth_gbs encoder_peak_pct decode_bandwidth_pct load_ms peak_rss_mb"
+
+# json_number FILE KEY: the number after "KEY": in one-line JSON, or nothing.
+json_number() { grep -oE "\"$2\":-?[0-9][0-9.eE+-]*" "$1" | head -n 1 | cut -d: -f2; }
+positive() { awk -v x="$1" 'BEGIN { exit !(x + 0 > 0) }'; }
+
+"$HARK" bench -m $M --reps 1 --json >$TMP/json 2>$TMP/err
+expect_eq "bench --json exit" $? 0
+expect_eq "bench --json stderr" "$(wc -c <$TMP/err)" 0
+expect_eq "bench --json is one line" "$(wc -l <$TMP/json)" 1
+for k in $KEYS; do
+    v=$(json_number $TMP/json $k)
+    if [ -n "$v" ] && positive "$v"; then ok; else bad "JSON key $k: [$v] is not a positive number"; fi
+done
+if command -v jq >/dev/null; then
+    jq -e '.threads == 1 and .reps == 1 and (.weight_type | type == "string")' $TMP/json >/dev/null \
+        && ok || bad "JSON is not the object expected: $(cat $TMP/json)"
+fi
+
+"$HARK" bench -m $M -t 1 --reps 1 >$TMP/table 2>$TMP/err
+expect_eq "bench table exit" $? 0
+for r in encoder decode 5-batch prompt load "peak RSS" sgemm bandwidth "encoder peak" "decode bandwidth"; do
+    expect_eq "table row $r" "$(grep -cE "^  $r +[0-9]+\.[0-9]+ " $TMP/table)" 1
+done
+
+"$HARK" bench --audio $CLIP -m $M --beam-size 1 --json >$TMP/audio 2>$TMP/err
+expect_eq "bench --audio exit" $? 0
+for k in audio_seconds wall_seconds real_time_factor; do
+    v=$(json_number $TMP/audio $k)
+    if [ -n "$v" ] && positive "$v"; then ok; else bad "--audio key $k: [$v] is not a positive number"; fi
+done
+
+expect_error "hark: $TMP/missing: No such file or directory" bench -m $TMP/missing --reps 1
+"$HARK" bench -m $M --reps 0 >$TMP/out 2>$TMP/err
+expect_eq "bench --reps 0 exit" $? 2
+summary test_bench.sh
