@@ -25,16 +25,24 @@ static void build_f16_table(void)
         f16_table[i] = hark_f16_to_f32((uint16_t)i);
 }
 
+/* Weights inside a ggml file may sit at odd addresses: read them bytewise. */
+static inline uint16_t load_u16(const uint16_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
 static void widen_f16_c(float *dst, const uint16_t *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dst[i] = f16_table[src[i]];
+        dst[i] = f16_table[load_u16(src + i)];
 }
 
 static void widen_bf16_c(float *dst, const uint16_t *src, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        uint32_t bits = (uint32_t)src[i] << 16;
+        uint32_t bits = (uint32_t)load_u16(src + i) << 16;
         memcpy(&dst[i], &bits, 4);
     }
 }
@@ -53,6 +61,27 @@ static void matvec_c(float *y, const float *x, int m, const void *w, hark_dtype 
                 widen_f16_c(row, src, (size_t)nc);
             else
                 widen_bf16_c(row, src, (size_t)nc);
+            for (int j = 0; j < m; j++)
+                for (int c = 0; c < nc; c++)
+                    acc[j] += (double)row[c] * x[(size_t)j * cols + c0 + c];
+        }
+        for (int j = 0; j < m; j++)
+            y[(size_t)j * rows + r] = (float)acc[j];
+    }
+}
+
+/* Block-quantised rows: dequantised a row at a time, then m dot products. */
+static void matvec_q_c(float *y, const float *x, int m, const void *w, hark_dtype t, int rows,
+                       int cols, int r0, int r1)
+{
+    float row[4096];
+    size_t bytes = hark_row_bytes(t, (size_t)cols);
+    for (int r = r0; r < r1; r++) {
+        double acc[HARK_MAX_BATCH] = {0};
+        for (int c0 = 0; c0 < cols; c0 += 4096) {
+            int nc = cols - c0 < 4096 ? cols - c0 : 4096;
+            hark_dequantize(row, (const char *)w + r * bytes + hark_row_bytes(t, (size_t)c0), t,
+                            (size_t)nc);
             for (int j = 0; j < m; j++)
                 for (int c = 0; c < nc; c++)
                     acc[j] += (double)row[c] * x[(size_t)j * cols + c0 + c];
@@ -122,7 +151,7 @@ AVX512 static float dot16_avx512(const uint16_t *row, const float *x, hark_dtype
     for (; c < cols; c++) {
         float wf;
         if (t == HARK_F16)
-            wf = f16_table[row[c]];
+            wf = f16_table[load_u16(row + c)];
         else
             widen_bf16_c(&wf, &row[c], 1);
         s += wf * x[c];
@@ -154,13 +183,75 @@ AVX512 static void matvec_avx512(float *y, const float *x, int m, const void *w,
             for (int c = main_cols; c < cols; c++) {
                 float wf;
                 if (t == HARK_F16)
-                    wf = f16_table[row[c]];
+                    wf = f16_table[load_u16(row + c)];
                 else
                     widen_bf16_c(&wf, &row[c], 1);
                 s += wf * x[(size_t)j * cols + c];
             }
             y[(size_t)j * rows + r] = s;
         }
+    }
+}
+
+/* The 32 weights of one block as two vectors: weights 0-15 and 16-31. */
+AVX512 static inline void block512(const uint8_t *b, hark_dtype t, __m512 *w0, __m512 *w1)
+{
+    uint16_t h;
+    memcpy(&h, b, 2);
+    __m512 d = _mm512_set1_ps(f16_table[h]), m = _mm512_setzero_ps();
+    if (t == HARK_Q8_0) {
+        __m128i q0 = _mm_loadu_si128((const __m128i *)(b + 2)), q1 = _mm_loadu_si128((const __m128i *)(b + 18));
+        *w0 = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q0)));
+        *w1 = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q1)));
+        return;
+    }
+    const uint8_t *qs = b + 2;
+    if (t == HARK_Q4_1 || t == HARK_Q5_1) {
+        memcpy(&h, b + 2, 2);
+        m = _mm512_set1_ps(f16_table[h]);
+        qs += 2;
+    }
+    uint32_t qh = 0;
+    int five = t == HARK_Q5_0 || t == HARK_Q5_1;
+    if (five) {
+        memcpy(&qh, qs, 4);
+        qs += 4;
+    }
+    __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)qs));
+    __m512i lo = _mm512_and_si512(bytes, _mm512_set1_epi32(0x0f)), hi = _mm512_srli_epi32(bytes, 4);
+    if (five) {
+        const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+        __m512i bits = _mm512_set1_epi32((int)qh), one = _mm512_set1_epi32(1);
+        lo = _mm512_or_si512(lo, _mm512_slli_epi32(_mm512_and_si512(_mm512_srlv_epi32(bits, lane), one), 4));
+        hi = _mm512_or_si512(hi, _mm512_slli_epi32(_mm512_and_si512(
+                                      _mm512_srlv_epi32(bits, _mm512_add_epi32(lane, _mm512_set1_epi32(16))), one), 4));
+    }
+    int offset = t == HARK_Q4_0 ? 8 : t == HARK_Q5_0 ? 16 : 0;
+    __m512i off = _mm512_set1_epi32(offset);
+    *w0 = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(_mm512_sub_epi32(lo, off)), m);
+    *w1 = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(_mm512_sub_epi32(hi, off)), m);
+}
+
+AVX512 static void matvec_q_avx512(float *y, const float *x, int m, const void *w, hark_dtype t,
+                                   int rows, int cols, int r0, int r1)
+{
+    size_t bb = hark_block_bytes(t), row_bytes = (size_t)cols / 32 * bb;
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
+        __m512 acc[HARK_MAX_BATCH];
+        for (int j = 0; j < m; j++)
+            acc[j] = _mm512_setzero_ps();
+        for (int c = 0; c < cols; c += 32) {
+            __m512 w0, w1;
+            block512(row + (size_t)c / 32 * bb, t, &w0, &w1);
+            for (int j = 0; j < m; j++) {
+                const float *xj = x + (size_t)j * cols + c;
+                acc[j] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xj), acc[j]);
+                acc[j] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xj + 16), acc[j]);
+            }
+        }
+        for (int j = 0; j < m; j++)
+            y[(size_t)j * rows + r] = _mm512_reduce_add_ps(acc[j]);
     }
 }
 
@@ -283,7 +374,7 @@ AVX2 static void matvec_avx2(float *y, const float *x, int m, const void *w, har
             for (int c = main_cols; c < cols; c++) {
                 float wf;
                 if (t == HARK_F16)
-                    wf = f16_table[row[c]];
+                    wf = f16_table[load_u16(row + c)];
                 else
                     widen_bf16_c(&wf, &row[c], 1);
                 s += wf * x[(size_t)j * cols + c];
@@ -302,14 +393,16 @@ typedef struct kernel_set {
     void (*matvec)(float *, const float *, int, const void *, hark_dtype, int, int, int, int);
     void (*softmax_row)(float *, int);
     void (*gelu)(float *, size_t);
+    void (*matvec_q)(float *, const float *, int, const void *, hark_dtype, int, int, int, int);
 } kernel_set;
 
-static const kernel_set PORTABLE = {"portable C", widen_f16_c, matvec_c, softmax_row_c, gelu_c};
+static const kernel_set PORTABLE = {"portable C", widen_f16_c, matvec_c, softmax_row_c, gelu_c,
+                                    matvec_q_c};
 #ifdef HARK_X86
 static const kernel_set K_AVX512 = {"AVX-512", widen_f16_avx512, matvec_avx512,
-                                    softmax_row_avx512, gelu_avx512};
+                                    softmax_row_avx512, gelu_avx512, matvec_q_avx512};
 static const kernel_set K_AVX2 = {"AVX2+F16C+FMA", widen_f16_avx2, matvec_avx2, softmax_row_c,
-                                  gelu_c};
+                                  gelu_c, matvec_q_c};
 #endif
 
 static const kernel_set *best, *active;
@@ -359,6 +452,12 @@ void hark_matvec16(float *y, const float *x, int m, const void *w, hark_dtype t,
                    int cols, int r0, int r1)
 {
     kernels()->matvec(y, x, m, w, t, rows, cols, r0, r1);
+}
+
+void hark_matvec_q(float *y, const float *x, int m, const void *w, hark_dtype t, int rows,
+                   int cols, int r0, int r1)
+{
+    kernels()->matvec_q(y, x, m, w, t, rows, cols, r0, r1);
 }
 
 void hark_softmax_row(float *x, int n)

@@ -9,11 +9,14 @@
 
 enum { HARK_MAX_BATCH = 8 }; /* vectors multiplied per weight-row read */
 
-/* f16 -> f32 (src 2-byte aligned). */
+/* f16 -> f32.  Kernels taking weights accept any alignment. */
 void hark_widen_f16(float *dst, const uint16_t *src, size_t n);
 /* y[j][r] = W[r] . x[j] for rows r0 <= r < r1, j < m <= HARK_MAX_BATCH, W f16 or bf16
- * [rows][cols] (2-byte aligned); y is [m][rows]. */
+ * [rows][cols]; y is [m][rows]. */
 void hark_matvec16(float *y, const float *x, int m, const void *w, hark_dtype t, int rows,
+                   int cols, int r0, int r1);
+/* The same for block-quantised W (cols a multiple of 32). */
+void hark_matvec_q(float *y, const float *x, int m, const void *w, hark_dtype t, int rows,
                    int cols, int r0, int r1);
 void hark_softmax_row(float *x, int n);
 void hark_gelu_fast(float *x, size_t n);

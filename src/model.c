@@ -159,7 +159,8 @@ static int bind_mat(binder *b, hark_weight *w, const char *fmt, int layer, const
     if (hark_dtype_is_quantized(t.type) && (ndim != 2 || w->cols % 32 != 0))
         return hark_fail(b->e, HARK_ERR_FORMAT, "%s: tensor %s: %s needs a 2-D shape whose rows are a multiple of 32",
                          b->what, b->name, hark_dtype_name(t.type));
-    size_t align = hark_dtype_is_quantized(t.type) ? 1 : hark_dtype_size(t.type);
+    /* only f32 goes to OpenBLAS as it is; the other kernels read any alignment */
+    size_t align = t.type == HARK_F32 ? 4 : 1;
     if (((uintptr_t)t.data & (align - 1)) != 0) {
         size_t bytes = hark_row_bytes(t.type, (size_t)w->cols) * w->rows;
         void *p = hark_model_own(b->m, bytes);

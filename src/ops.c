@@ -50,6 +50,8 @@ static void linear_slice(void *arg, int i)
     if ((w->type == HARK_F16 || w->type == HARK_BF16) && j->m <= HARK_MAX_BATCH)
         /* bandwidth-bound: each stored weight is read once for all m vectors */
         hark_matvec16(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
+    else if (hark_dtype_is_quantized(w->type) && j->m <= HARK_MAX_BATCH)
+        hark_matvec_q(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
     else if (w->type == HARK_F32 && j->m == 1)
         cblas_sgemv(CblasRowMajor, CblasNoTrans, r1 - r0, w->cols, 1.0f,
                     (const float *)w->data + (size_t)r0 * w->cols, w->cols, j->x, 1, 0.0f,

@@ -201,7 +201,7 @@ void hark_to_f32(float *dst, const void *src, hark_dtype t, size_t n)
         hark_dequantize(dst, src, t, n);
         return;
     }
-    if (t == HARK_F16 && ((uintptr_t)src & 1) == 0) {
+    if (t == HARK_F16) {
         hark_widen_f16(dst, src, n);
         return;
     }

@@ -52,6 +52,38 @@ static void test_matvec(hark_dtype t)
     CHECK(worst < 1e-5, "matvec %s error %g", hark_dtype_name(t), worst);
 }
 
+static void test_matvec_quant(void)
+{
+    const hark_dtype types[] = {HARK_Q8_0, HARK_Q4_0, HARK_Q4_1, HARK_Q5_0, HARK_Q5_1};
+    const int shapes[][2] = {{1, 32}, {5, 64}, {33, 384}, {7, 1536}};
+    for (int k = 0; k < 5; k++) {
+        double worst = 0;
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int m = 1; m <= HARK_MAX_BATCH; m += 3) {
+                int rows = shapes[s][0], cols = shapes[s][1];
+                size_t rb = hark_row_bytes(types[k], (size_t)cols);
+                float *wf = malloc(sizeof(float) * rows * cols), *x = malloc(sizeof(float) * m * cols);
+                float *fast = malloc(sizeof(float) * m * rows), *slow = malloc(sizeof(float) * m * rows);
+                unsigned char *w = malloc(rb * rows);
+                for (int i = 0; i < rows * cols; i++)
+                    wf[i] = frand();
+                for (int r = 0; r < rows; r++)
+                    hark_quantize_row(w + r * rb, wf + (size_t)r * cols, types[k], (size_t)cols);
+                for (int i = 0; i < m * cols; i++)
+                    x[i] = frand();
+                hark_matvec_q(fast, x, m, w, types[k], rows, cols, 0, rows);
+                hark_kernels_force_portable(1);
+                hark_matvec_q(slow, x, m, w, types[k], rows, cols, 0, rows);
+                hark_kernels_force_portable(0);
+                worst = fmax(worst, rel_err(fast, slow, (size_t)m * rows));
+                free(wf), free(x), free(fast), free(slow), free(w);
+            }
+        printf("matvec %s (%s): max relative error %.2g\n", hark_dtype_name(types[k]),
+               hark_kernels_name(), worst);
+        CHECK(worst < 1e-5, "matvec %s error %g", hark_dtype_name(types[k]), worst);
+    }
+}
+
 static void test_widen(void)
 {
     uint16_t all[65536];
@@ -133,6 +165,7 @@ int main(void)
     test_widen();
     test_matvec(HARK_F16);
     test_matvec(HARK_BF16);
+    test_matvec_quant();
     test_softmax_gelu();
     test_linear_paths();
     return check_summary("kernels");
