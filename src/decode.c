@@ -236,27 +236,56 @@ static int run_start(const hark_model *m, const hark_decode_opts *o, seq *s)
     return rc;
 }
 
-/* Takes token tok for s (log-probability lp) and computes the next logits. */
-static int seq_advance(const hark_model *m, seq *s, int tok, double lp)
+/* Takes token tok for s (log-probability lp); returns 1 when s goes on and
+ * needs the logits after tok, 0 when it ended, negative on error. */
+static int seq_take(const hark_model *m, seq *s, int tok, double lp)
 {
     s->w.sum_logprob += lp;
     if (tok == m->vocab.sp.eot) {
         s->done = 1;
         return 0;
     }
-    int rc = window_push(&s->w, tok, (float)exp(lp));
-    if (rc)
-        return rc;
+    if (window_push(&s->w, tok, (float)exp(lp)))
+        return HARK_ERR_NOMEM;
     if (s->kv.n_past >= m->hp.n_text_ctx) {
         s->done = 1; /* out of context: ends without eot */
         return 0;
     }
-    return hark_decode(m, &s->kv, &tok, 1, s->logits);
+    return 1;
 }
 
-/* Greedy (one sequence) or best_of independent samples. */
+/* The sequences that took a token step together: one weight read for all. */
+typedef struct pending {
+    seq *s[64];
+    hark_kv *kv[64];
+    int tok[64], n;
+    float *logits; /* [64][n_vocab] */
+} pending;
+
+static int pending_add(const hark_model *m, pending *p, seq *s, int tok, double lp)
+{
+    int rc = seq_take(m, s, tok, lp);
+    if (rc <= 0)
+        return rc;
+    p->s[p->n] = s;
+    p->kv[p->n] = &s->kv;
+    p->tok[p->n++] = tok;
+    return 0;
+}
+
+static int pending_run(const hark_model *m, pending *p)
+{
+    int V = m->hp.n_vocab;
+    int rc = p->n ? hark_decode_batch(m, p->kv, p->tok, p->n, p->logits) : 0;
+    for (int i = 0; !rc && i < p->n; i++)
+        memcpy(p->s[i]->logits, p->logits + (size_t)i * V, sizeof(float) * (size_t)V);
+    p->n = 0;
+    return rc;
+}
+
+/* Greedy (one sequence) or best_of independent samples, stepped together. */
 static int decode_independent(const hark_model *m, const hark_decode_opts *o, seq *seqs, int n,
-                              hark_window *out)
+                              pending *p, hark_window *out)
 {
     uint64_t rng = o->seed;
     int V = m->hp.n_vocab, rc = 0;
@@ -273,8 +302,10 @@ static int decode_independent(const hark_model *m, const hark_decode_opts *o, se
             int tok = o->temperature > 0 ? sample(s->logits, V, o->temperature, &rng)
                                          : argmax(s->logits, V);
             double lp = s->logits[tok] - log_sum_exp(s->logits, 0, V);
-            rc = seq_advance(m, s, tok, lp);
+            rc = pending_add(m, p, s, tok, lp);
         }
+        if (!rc)
+            rc = pending_run(m, p);
         if (!live)
             break;
     }
@@ -349,7 +380,7 @@ static int add_finished(beam_state *b, const hark_window *w, int tok, double sco
 }
 
 static int beam_step(const hark_model *m, const hark_decode_opts *o, beam_state *b,
-                     candidate *cand)
+                     candidate *cand, pending *p)
 {
     int V = m->hp.n_vocab, n = 0, saved = 0, rc = 0;
     for (int j = 0; j < b->n_live; j++) {
@@ -372,10 +403,12 @@ static int beam_step(const hark_model *m, const hark_decode_opts *o, beam_state 
         }
         seq *dst = &b->next[saved++];
         rc = seq_copy(m, dst, src);
-        dst->w.sum_logprob = cand[i].score - cand[i].lp; /* seq_advance adds lp back */
+        dst->w.sum_logprob = cand[i].score - cand[i].lp; /* seq_take adds lp back */
         if (!rc)
-            rc = seq_advance(m, dst, cand[i].token, cand[i].lp);
+            rc = pending_add(m, p, dst, cand[i].token, cand[i].lp);
     }
+    if (!rc)
+        rc = pending_run(m, p);
     for (int i = 0; i < n_new && !rc; i++) /* already in score order */
         rc = add_finished(b, &newly[i], m->vocab.sp.eot, newly[i].sum_logprob, 0);
     (void)fin_before;
@@ -386,7 +419,8 @@ static int beam_step(const hark_model *m, const hark_decode_opts *o, beam_state 
     return rc;
 }
 
-static int decode_beam(const hark_model *m, const hark_decode_opts *o, seq *pool, hark_window *out)
+static int decode_beam(const hark_model *m, const hark_decode_opts *o, seq *pool, pending *p,
+                       hark_window *out)
 {
     int size = o->beam_size, rc = 0;
     beam_state b = {pool, pool + size, NULL, 1, 0, 0, size};
@@ -398,7 +432,7 @@ static int decode_beam(const hark_model *m, const hark_decode_opts *o, seq *pool
     if (!b.finished || !cand)
         rc = HARK_ERR_NOMEM;
     for (int step = 0; step < o->sample_len && !rc; step++) {
-        rc = beam_step(m, o, &b, cand);
+        rc = beam_step(m, o, &b, cand, p);
         if (b.n_finished >= b.max_candidates || b.n_live == 0)
             break;
         int too_long = 0;
@@ -452,8 +486,14 @@ int hark_decode_window(const hark_model *m, const hark_cross *cross, const hark_
         rc = run_start(m, o, &seqs[0]);
     memset(w, 0, sizeof *w);
     float no_speech = seqs && !rc ? seqs[0].w.no_speech_prob : 0;
+    pending *p = calloc(1, sizeof *p);
+    if (!rc && (!p || !(p->logits = malloc(sizeof(float) * 64 * (size_t)m->hp.n_vocab))))
+        rc = HARK_ERR_NOMEM;
     if (!rc)
-        rc = beam ? decode_beam(m, o, seqs, w) : decode_independent(m, o, seqs, n, w);
+        rc = beam ? decode_beam(m, o, seqs, p, w) : decode_independent(m, o, seqs, n, p, w);
+    if (p)
+        free(p->logits);
+    free(p);
     w->no_speech_prob = no_speech;
     for (int i = 0; seqs && i < n; i++)
         seq_free(&seqs[i]);

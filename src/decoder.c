@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kernels.h"
 #include "ops.h"
 
 int hark_cross_init(hark_cross *c, const hark_model *m)
@@ -183,10 +184,75 @@ int hark_decode(const hark_model *m, hark_kv *kv, const int *tokens, int n, floa
     return 0;
 }
 
+/* ---------------------------------------------------------- batched step */
+
+/* Self-attention of row i against sequence i's own cache. */
+static void batch_self_attention(const hark_model *m, hark_kv **kvs, int l, step_buf *b, int n)
+{
+    const hark_attn *a = &m->dec[l].attn;
+    int d = m->hp.n_text_state;
+    size_t base = (size_t)l * m->hp.n_text_ctx * d;
+    hark_layer_norm(b->h, b->x, n, d, a->ln_w, a->ln_b);
+    hark_linear(b->q, b->h, n, &a->q, a->q_b);
+    hark_linear(b->mlp, b->h, n, &a->k, NULL); /* new keys, then values, in the MLP buffer */
+    hark_linear(b->mlp + (size_t)n * d, b->h, n, &a->v, a->v_b);
+    for (int i = 0; i < n; i++) {
+        hark_kv *kv = kvs[i];
+        float *k = kv->self_k + base, *v = kv->self_v + base;
+        memcpy(k + (size_t)kv->n_past * d, b->mlp + (size_t)i * d, sizeof(float) * d);
+        memcpy(v + (size_t)kv->n_past * d, b->mlp + (size_t)(n + i) * d, sizeof(float) * d);
+        hark_attention(b->att + (size_t)i * d, b->q + (size_t)i * d, k, v, 1, kv->n_past + 1, d,
+                       m->hp.n_text_head, kv->n_past, b->scores);
+    }
+    hark_linear(b->h, b->att, n, &a->o, a->o_b);
+    hark_add(b->x, b->h, (size_t)n * d);
+}
+
+static void batch_cross_attention(const hark_model *m, const hark_cross *cross, int l,
+                                  step_buf *b, int n)
+{
+    const hark_attn *a = &m->dec[l].cross;
+    int d = m->hp.n_text_state, ac = m->hp.n_audio_ctx;
+    size_t base = (size_t)l * ac * d;
+    hark_layer_norm(b->h, b->x, n, d, a->ln_w, a->ln_b);
+    hark_linear(b->q, b->h, n, &a->q, a->q_b);
+    for (int i = 0; i < n; i++)
+        hark_attention(b->att + (size_t)i * d, b->q + (size_t)i * d, cross->k + base,
+                       cross->v + base, 1, ac, d, m->hp.n_text_head, -1, b->scores);
+    hark_linear(b->h, b->att, n, &a->o, a->o_b);
+    hark_add(b->x, b->h, (size_t)n * d);
+}
+
+/* One token for each of n sequences (up to HARK_MAX_BATCH at a time) sharing
+ * one cross K/V: every weight matrix is read once for all of them. */
+static int decode_group(const hark_model *m, hark_kv **kvs, const int *tokens, int n,
+                        float *logits)
+{
+    int d = m->hp.n_text_state;
+    step_buf b = carve(kvs[0]->scratch, n, d);
+    for (int i = 0; i < n; i++) {
+        if (kvs[i]->n_past + 1 > m->hp.n_text_ctx || tokens[i] < 0 || tokens[i] >= m->hp.n_vocab ||
+            kvs[i]->cross != kvs[0]->cross)
+            return HARK_ERR_ARG;
+        embed(m, &tokens[i], 1, kvs[i]->n_past, b.x + (size_t)i * d);
+    }
+    for (int l = 0; l < m->hp.n_text_layer; l++) {
+        batch_self_attention(m, kvs, l, &b, n);
+        batch_cross_attention(m, kvs[0]->cross, l, &b, n);
+        mlp(&m->dec[l], &b, n, d);
+    }
+    for (int i = 0; i < n; i++)
+        kvs[i]->n_past++;
+    hark_layer_norm(b.h, b.x, n, d, m->dec_ln_w, m->dec_ln_b);
+    hark_linear(logits, b.h, n, &m->tok_emb, NULL);
+    return 0;
+}
+
 int hark_decode_batch(const hark_model *m, hark_kv **kvs, const int *tokens, int n, float *logits)
 {
-    for (int i = 0; i < n; i++) {
-        int rc = hark_decode(m, kvs[i], &tokens[i], 1, logits + (size_t)i * m->hp.n_vocab);
+    for (int i = 0; i < n; i += HARK_MAX_BATCH) {
+        int k = n - i < HARK_MAX_BATCH ? n - i : HARK_MAX_BATCH;
+        int rc = decode_group(m, kvs + i, tokens + i, k, logits + (size_t)i * m->hp.n_vocab);
         if (rc)
             return rc;
     }
