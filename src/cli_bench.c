@@ -31,6 +31,7 @@
 
 #include "cli.h"
 #include "internal.h"
+#include "pool.h"
 
 enum { DECODE_STEPS = 256, BATCH_SEQS = 5, BATCH_STEPS = 64, PROMPT_TOKENS = 256 };
 enum { PROBE_RUNS = 10 }; /* best of: a busy machine interrupts some runs */
@@ -176,7 +177,7 @@ static void state_free(bench_state *s)
 static double time_encoder(bench_state *s)
 {
     double t0 = now_ms();
-    if (hark_encode(s->m, s->mel, s->enc, s->n_threads))
+    if (hark_encode(s->m, s->mel, s->enc, NULL))
         return -1;
     hark_cross_set(s->m, &s->cross, s->enc);
     return now_ms() - t0;
@@ -502,9 +503,17 @@ static int bench_model(const bench_options *o)
 {
     bench_result r;
     memset(&r, 0, sizeof r);
-    openblas_set_num_threads(o->cli.params.n_threads);
-    if (measure_model(o, &r))
+    /* the model runs as transcription runs it: hark's pool of -t threads,
+     * OpenBLAS single-threaded inside; the sgemm probe uses OpenBLAS's own threads */
+    hark_pool *pool = hark_pool_new(o->cli.params.n_threads);
+    hark_pool_use(pool);
+    openblas_set_num_threads(1);
+    int failed = measure_model(o, &r);
+    hark_pool_use(NULL);
+    hark_pool_free(pool);
+    if (failed)
         return 1;
+    openblas_set_num_threads(o->cli.params.n_threads);
     measure_machine(o, &r);
     if (o->json)
         print_model_json(o, &r);

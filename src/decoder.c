@@ -216,9 +216,9 @@ static void batch_cross_attention(const hark_model *m, const hark_cross *cross, 
     size_t base = (size_t)l * ac * d;
     hark_layer_norm(b->h, b->x, n, d, a->ln_w, a->ln_b);
     hark_linear(b->q, b->h, n, &a->q, a->q_b);
-    for (int i = 0; i < n; i++)
-        hark_attention(b->att + (size_t)i * d, b->q + (size_t)i * d, cross->k + base,
-                       cross->v + base, 1, ac, d, m->hp.n_text_head, -1, b->scores);
+    /* no mask: the n queries share one pass over the keys and values */
+    hark_attention(b->att, b->q, cross->k + base, cross->v + base, n, ac, d, m->hp.n_text_head,
+                   -1, b->scores);
     hark_linear(b->h, b->att, n, &a->o, a->o_b);
     hark_add(b->x, b->h, (size_t)n * d);
 }

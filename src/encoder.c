@@ -43,22 +43,35 @@ static void encoder_block(const hark_block *b, float *x, int n, int d, int n_hea
     hark_add(x, h, (size_t)n * d);
 }
 
-int hark_encode(const hark_model *m, const float *mel, float *out, int n_threads)
+float *hark_workspace_get(hark_workspace *ws, size_t n)
 {
-    (void)n_threads;
+    if (n > ws->cap) {
+        free(ws->p);
+        ws->p = malloc(sizeof(float) * n);
+        ws->cap = ws->p ? n : 0;
+    }
+    return ws->p;
+}
+
+void hark_workspace_free(hark_workspace *ws)
+{
+    free(ws->p);
+    ws->p = NULL;
+    ws->cap = 0;
+}
+
+int hark_encode(const hark_model *m, const float *mel, float *out, hark_workspace *ws)
+{
     const hark_hparams *hp = &m->hp;
     int d = hp->n_audio_state, n = hp->n_audio_ctx, frames = 2 * n;
     size_t cols_size = (size_t)frames * (hp->n_mels > d ? hp->n_mels : d) * 3;
+    size_t h1_size = (size_t)frames * d;
     size_t block_size = (size_t)n * d * 9 + hark_attention_scratch(n, n, hp->n_audio_head);
-    float *cols = malloc(sizeof(float) * cols_size);
-    float *h1 = malloc(sizeof(float) * (size_t)frames * d);
-    float *buf = malloc(sizeof(float) * block_size);
-    if (!cols || !h1 || !buf) {
-        free(cols);
-        free(h1);
-        free(buf);
+    hark_workspace own = {0};
+    float *all = hark_workspace_get(ws ? ws : &own, cols_size + h1_size + block_size);
+    if (!all)
         return HARK_ERR_NOMEM;
-    }
+    float *cols = all, *h1 = cols + cols_size, *buf = h1 + h1_size;
     im2col(cols, mel, frames, hp->n_mels, 1, frames, 1);
     hark_linear(h1, cols, frames, &m->conv1, m->conv1_b);
     hark_gelu(h1, (size_t)frames * d);
@@ -69,8 +82,6 @@ int hark_encode(const hark_model *m, const float *mel, float *out, int n_threads
     for (int l = 0; l < hp->n_audio_layer; l++)
         encoder_block(&m->enc[l], out, n, d, hp->n_audio_head, buf);
     hark_layer_norm(out, out, n, d, m->enc_ln_w, m->enc_ln_b);
-    free(cols);
-    free(h1);
-    free(buf);
+    hark_workspace_free(&own);
     return 0;
 }

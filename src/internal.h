@@ -194,8 +194,20 @@ int hark_read_npy(const char *path, float **data, int *rows, int *cols, hark_err
 
 /* ------------------------------------------------------------ forward pass */
 
-/* Encoder: mel window [n_mels][2*n_audio_ctx] -> out [n_audio_ctx][d]. */
-int hark_encode(const hark_model *m, const float *mel, float *out, int n_threads);
+/* Scratch memory kept between windows, so that long files do not map and
+ * fault in fresh buffers for every window. */
+typedef struct hark_workspace {
+    float *p;
+    size_t cap;  /* floats */
+} hark_workspace;
+
+/* At least n floats (NULL when out of memory); earlier contents are lost. */
+float *hark_workspace_get(hark_workspace *ws, size_t n);
+void hark_workspace_free(hark_workspace *ws);
+
+/* Encoder: mel window [n_mels][2*n_audio_ctx] -> out [n_audio_ctx][d].  ws may be
+ * NULL (a temporary one is used). */
+int hark_encode(const hark_model *m, const float *mel, float *out, hark_workspace *ws);
 
 /* Cross-attention K/V of one window, projected once and shared by every
  * sequence decoded against it (beams, samples). */

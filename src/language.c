@@ -15,7 +15,7 @@ int hark_rank_languages(const hark_model *m, const float *mel_window, float *enc
     float *p = malloc(sizeof(float) * (size_t)(n ? n : 1));
     if (!p)
         return HARK_ERR_NOMEM;
-    int rc = hark_encode(m, mel_window, enc, 1);
+    int rc = hark_encode(m, mel_window, enc, NULL);
     if (!rc) {
         hark_cross_set(m, cross, enc);
         rc = hark_language_probs(m, cross, p);

@@ -21,14 +21,19 @@ typedef struct linear_job {
     int chunk;
 } linear_job;
 
-/* Widens a block of rows at a time and multiplies: bounded scratch. */
+/* Widens up to 4 MB of rows at a time and multiplies: bounded scratch, and
+ * few enough blocks that OpenBLAS packs the activations only a few times. */
 static void widened_rows(const linear_job *j, int r0, int r1)
 {
     const hark_weight *w = j->w;
-    float *block = malloc(sizeof(float) * WIDEN_ROWS * (size_t)w->cols);
+    int per_block = (int)((4u << 20) / (sizeof(float) * (size_t)w->cols));
+    per_block = per_block < WIDEN_ROWS ? WIDEN_ROWS : per_block / WIDEN_ROWS * WIDEN_ROWS;
+    if (per_block > r1 - r0)
+        per_block = r1 - r0;
+    float *block = malloc(sizeof(float) * (size_t)per_block * (size_t)w->cols);
     size_t row = hark_row_bytes(w->type, (size_t)w->cols);
-    for (int b0 = r0; block && b0 < r1; b0 += WIDEN_ROWS) {
-        int nr = r1 - b0 < WIDEN_ROWS ? r1 - b0 : WIDEN_ROWS;
+    for (int b0 = r0; block && b0 < r1; b0 += per_block) {
+        int nr = r1 - b0 < per_block ? r1 - b0 : per_block;
         hark_to_f32(block, (const char *)w->data + (size_t)b0 * row, w->type, (size_t)nr * w->cols);
         if (j->m == 1)
             cblas_sgemv(CblasRowMajor, CblasNoTrans, nr, w->cols, 1.0f, block, w->cols, j->x, 1,

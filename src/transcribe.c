@@ -66,6 +66,7 @@ typedef struct loop_state {
     float *mel, *window, *enc;
     int frames, content;
     hark_cross cross;
+    hark_workspace ws;     /* the encoder's, reused window after window */
     int *history;          /* every text and timestamp token so far (the prompt source) */
     int n_history, cap_history, prompt_from;
     int lang_token, task_token;
@@ -285,7 +286,7 @@ static int one_window(loop_state *st, hark_result *r, int seek)
     const hark_model *m = st->m;
     int len = 2 * m->hp.n_audio_ctx, size = st->content - seek < len ? st->content - seek : len;
     slice_window(st, seek, m->hp.n_mels, len);
-    if (hark_encode(m, st->window, st->enc, st->p->n_threads))
+    if (hark_encode(m, st->window, st->enc, &st->ws))
         return -1;
     hark_cross_set(m, &st->cross, st->enc);
     hark_window w = {0};
@@ -399,6 +400,7 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, const f
     if (!rc && (rc = join_text(r)))
         hark_fail(e, rc, "out of memory");
     hark_cross_free(&st.cross);
+    hark_workspace_free(&st.ws);
     free(st.history);
     free(st.mel);
     free(st.window);

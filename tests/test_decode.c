@@ -95,7 +95,7 @@ static void test_beam_vs_greedy(const hark_model *m)
         for (int seek = 0; seek < (int)(n / 160); seek += len) {
             for (int c = 0; c < 80; c++)
                 memcpy(win + c * len, mel + (size_t)c * frames + seek, sizeof(float) * len);
-            hark_encode(m, win, enc, 1);
+            hark_encode(m, win, enc, NULL);
             hark_cross_set(m, &cross, enc);
             hark_decode_opts g = opts(ts), b = opts(ts);
             b.beam_size = 5;
