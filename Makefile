@@ -25,7 +25,7 @@ TESTS = $(TEST_SRC:tests/%.c=$(B)/tests/%)
 SAN_TESTS = $(TEST_SRC:tests/%.c=$(B)/san/tests/%)
 HDRS = $(wildcard include/*.h src/*.h tests/*.h)
 
-.PHONY: all deps test test-fast demo install clean check-deps
+.PHONY: all deps test test-fast demo install clean fuzz
 all: $(B)/hark $(B)/libhark.a $(B)/libhark.so
 
 $(B)/obj/%.o: src/%.c $(HDRS)
@@ -76,6 +76,14 @@ install: all
 	install -m 644 include/hark.h $(DESTDIR)$(PREFIX)/include/hark.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@PKGS@|$(PKGS)|' hark.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hark.pc
 	if [ -d models ]; then cp -r models/. $(DESTDIR)$(PREFIX)/share/hark/; fi
+
+# Coverage-guided fuzzing of the model and audio parsers (clang's libFuzzer):
+#   make fuzz && build/fuzz/fuzz_model -max_total_time=300 CORPUS_DIR
+fuzz: $(B)/fuzz/fuzz_model
+$(B)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c $(LIB_SRC) $(HDRS)
+	@mkdir -p $(@D)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) -Iinclude -Isrc $(PKG_CFLAGS) \
+	  -o $@ tests/fuzz/fuzz_model.c $(LIB_SRC) $(LDLIBS)
 
 clean:
 	rm -rf $(B)

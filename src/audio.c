@@ -2,6 +2,7 @@
  * resampled to 16 kHz with soxr's band-limited high-quality resampler. */
 #include "internal.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sndfile.h>
@@ -103,28 +104,60 @@ static int downmix(SNDFILE *sf, const SF_INFO *info, float *mono, const char *pa
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int decode_memory(const uint8_t *data, size_t size, const char *path, float **out,
-                         size_t *n_out, double *rate, hark_error *e)
+/* ID3 tag or an MPEG audio frame sync at the start. */
+static int looks_like_mpeg(const uint8_t *d, size_t size)
 {
-    if (size == 0)
-        return hark_fail(e, HARK_ERR_FORMAT, "%s: empty file", path);
-    int rc = check_wav_complete(data, size, path, e);
-    if (rc)
-        return rc;
-    memfile m = {data, (sf_count_t)size, 0};
+    return (size >= 3 && memcmp(d, "ID3", 3) == 0) ||
+           (size >= 2 && d[0] == 0xff && (d[1] & 0xe0) == 0xe0);
+}
+
+/* libsndfile's MPEG decoder (mpg123) prints notes on stderr about damaged
+ * frames; hark's errors are one line, so stderr is muted while it decodes. */
+static int mute_stderr(void)
+{
+    fflush(stderr);
+    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+        dup2(null, 2);
+        close(null);
+    }
+    return saved;
+}
+
+static void unmute_stderr(int saved)
+{
+    if (saved >= 0) {
+        dup2(saved, 2);
+        close(saved);
+    }
+}
+
+static SNDFILE *open_memory(memfile *m, SF_INFO *info, const char *path, int locked,
+                            hark_error *e)
+{
     SF_VIRTUAL_IO io = {mem_len, mem_seek, mem_read, mem_write, mem_tell};
-    SF_INFO info;
-    memset(&info, 0, sizeof info);
+    memset(info, 0, sizeof *info);
     /* sf_strerror(NULL) reads libsndfile's global error: open and read it
      * together, so that batch jobs opening files at once keep their own */
-    pthread_mutex_lock(&open_lock);
-    SNDFILE *sf = sf_open_virtual(&io, SFM_READ, &info, &m);
-    if (!sf) {
-        hark_fail(e, HARK_ERR_FORMAT, "%s: not a readable audio file (%s)", path, sf_strerror(NULL));
+    if (!locked)
+        pthread_mutex_lock(&open_lock);
+    SNDFILE *sf = sf_open_virtual(&io, SFM_READ, info, m);
+    if (!sf)
+        hark_fail(e, HARK_ERR_FORMAT, "%s: not a readable audio file (%s)", path,
+                  locked ? "damaged MPEG audio" : sf_strerror(NULL));
+    if (!locked)
         pthread_mutex_unlock(&open_lock);
+    return sf;
+}
+
+static int decode_sndfile(const uint8_t *data, size_t size, const char *path, float **out,
+                          size_t *n_out, double *rate, int locked, hark_error *e)
+{
+    memfile m = {data, (sf_count_t)size, 0};
+    SF_INFO info;
+    SNDFILE *sf = open_memory(&m, &info, path, locked, e);
+    if (!sf)
         return HARK_ERR_FORMAT;
-    }
-    pthread_mutex_unlock(&open_lock);
     if (info.frames <= 0 || info.channels <= 0 || info.samplerate <= 0) {
         sf_close(sf);
         return hark_fail(e, HARK_ERR_FORMAT, "%s: no audio samples", path);
@@ -139,7 +172,7 @@ static int decode_memory(const uint8_t *data, size_t size, const char *path, flo
         return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
     }
     sf_command(sf, SFC_SET_NORM_FLOAT, NULL, SF_TRUE);
-    rc = downmix(sf, &info, mono, path, e);
+    int rc = downmix(sf, &info, mono, path, e);
     sf_close(sf);
     if (rc) {
         free(mono);
@@ -149,6 +182,22 @@ static int decode_memory(const uint8_t *data, size_t size, const char *path, flo
     *n_out = (size_t)info.frames;
     *rate = info.samplerate;
     return 0;
+}
+
+static int decode_memory(const uint8_t *data, size_t size, const char *path, float **out,
+                         size_t *n_out, double *rate, hark_error *e)
+{
+    if (size == 0)
+        return hark_fail(e, HARK_ERR_FORMAT, "%s: empty file", path);
+    int rc = check_wav_complete(data, size, path, e);
+    if (rc || !looks_like_mpeg(data, size))
+        return rc ? rc : decode_sndfile(data, size, path, out, n_out, rate, 0, e);
+    pthread_mutex_lock(&open_lock);
+    int saved = mute_stderr();
+    rc = decode_sndfile(data, size, path, out, n_out, rate, 1, e);
+    unmute_stderr(saved);
+    pthread_mutex_unlock(&open_lock);
+    return rc;
 }
 
 int hark_resample(const float *in, size_t n_in, double rate_in, float **out, size_t *n_out,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define HARK_X86 1
 #endif
@@ -414,12 +415,12 @@ static void select_kernels(void)
     best = &PORTABLE;
 #ifdef HARK_X86
     __builtin_cpu_init();
+    unsigned a, b, c, d; /* F16C from CPUID: not every compiler's builtin knows it */
+    int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma") &&
-        __builtin_cpu_supports("f16c"))
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma") && f16c)
         best = &K_AVX512;
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c"))
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c)
         best = &K_AVX2;
 #endif
     active = getenv("HARK_PORTABLE_KERNELS") ? &PORTABLE : best;

@@ -20,6 +20,9 @@ expect_error "hark: $T/truncated.wav: truncated: data chunk claims 234240 bytes,
 expect_error "hark: $T/claims_more.wav: truncated: data chunk claims 999999 bytes, file has 234240" -m $M $T/claims_more.wav
 { head -c 40 $CLIP; le32 0; } >$T/zero.wav
 expect_error "hark: $T/zero.wav: no audio samples" -m $M $T/zero.wav
+# bytes that look like MPEG audio: the decoder's own chatter must not reach stderr
+{ printf '\xff\xfb\x90\x00'; head -c 2000 /dev/zero; } >$T/mpeg.wav
+expect_error "hark: $T/mpeg.wav: not a readable audio file (damaged MPEG audio)" -m $M $T/mpeg.wav
 # 32-bit float WAV with a NaN as sample 3
 { printf 'RIFF'; le32 52; printf 'WAVEfmt '; le32 16; printf '\x03\x00\x01\x00'; le32 16000; le32 64000
   printf '\x04\x00\x20\x00data'; le32 16; printf '\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\xc0\x7f'; } >$T/nan.wav
