@@ -48,6 +48,20 @@ static void widen_bf16_c(float *dst, const uint16_t *src, size_t n)
     }
 }
 
+/* The scalar end of a row's dot product, columns [from, to). */
+static float tail_dot(const uint16_t *row, const float *x, hark_dtype t, int from, int to)
+{
+    float s = 0, wf;
+    for (int c = from; c < to; c++) {
+        if (t == HARK_F16)
+            wf = f16_table[load_u16(row + c)];
+        else
+            widen_bf16_c(&wf, &row[c], 1);
+        s += wf * x[c];
+    }
+    return s;
+}
+
 /* y[j][r] = dot(W row r, x[j]) for m vectors: the row is read once. */
 static void matvec_c(float *y, const float *x, int m, const void *w, hark_dtype t, int rows,
                      int cols, int r0, int r1)
@@ -149,15 +163,7 @@ AVX512 static float dot16_avx512(const uint16_t *row, const float *x, hark_dtype
     for (; c + 16 <= cols; c += 16)
         a0 = _mm512_fmadd_ps(load_w16(row + c, t), _mm512_loadu_ps(x + c), a0);
     float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
-    for (; c < cols; c++) {
-        float wf;
-        if (t == HARK_F16)
-            wf = f16_table[load_u16(row + c)];
-        else
-            widen_bf16_c(&wf, &row[c], 1);
-        s += wf * x[c];
-    }
-    return s;
+    return s + tail_dot(row, x, t, c, cols);
 }
 
 AVX512 static void matvec_avx512(float *y, const float *x, int m, const void *w, hark_dtype t,
@@ -181,14 +187,7 @@ AVX512 static void matvec_avx512(float *y, const float *x, int m, const void *w,
         }
         for (int j = 0; j < m; j++) {
             float s = _mm512_reduce_add_ps(acc[j]);
-            for (int c = main_cols; c < cols; c++) {
-                float wf;
-                if (t == HARK_F16)
-                    wf = f16_table[load_u16(row + c)];
-                else
-                    widen_bf16_c(&wf, &row[c], 1);
-                s += wf * x[(size_t)j * cols + c];
-            }
+            s += tail_dot(row, x + (size_t)j * cols, t, main_cols, cols);
             y[(size_t)j * rows + r] = s;
         }
     }
@@ -372,14 +371,7 @@ AVX2 static void matvec_avx2(float *y, const float *x, int m, const void *w, har
         }
         for (int j = 0; j < m; j++) {
             float s = hsum256(acc[j]);
-            for (int c = main_cols; c < cols; c++) {
-                float wf;
-                if (t == HARK_F16)
-                    wf = f16_table[load_u16(row + c)];
-                else
-                    widen_bf16_c(&wf, &row[c], 1);
-                s += wf * x[(size_t)j * cols + c];
-            }
+            s += tail_dot(row, x + (size_t)j * cols, t, main_cols, cols);
             y[(size_t)j * rows + r] = s;
         }
     }
