@@ -129,9 +129,94 @@ def main():
            "text": b"".join(tokens[t] for w in windows for t in w["tokens"]).decode("utf-8", "replace")}
     with open(os.path.join(OUT, "ref.json"), "w") as f:
         json.dump(ref, f, indent=1)
+    with open(os.path.join(OUT, "ref_words.json"), "w") as f:
+        json.dump(word_reference(model, sp, tokens, tokens, audio), f, indent=1)
     print("windows:", len(windows), "smallest top-2 logit margin of any greedy step:",
           min(margins), "distinct tokens:", len({t for w in windows for t in w["tokens"]}))
     print("text:", ref["text"][:200])
+
+
+def cross_attention_scores(model, tokens, xa):
+    """Pre-softmax cross-attention scores q.k/sqrt(d_head) of every decoder layer
+    for one forward pass over tokens: [layer] -> [heads, n_tokens, n_audio]."""
+    dec, scores = model.decoder, []
+    x = dec.token_embedding(tokens) + dec.positional_embedding[:tokens.shape[-1]]
+    for block in dec.blocks:
+        x = x + block.attn(block.attn_ln(x), mask=dec.mask)[0]
+        out, qk = block.cross_attn(block.cross_attn_ln(x), xa)
+        scores.append(qk[0])
+        x = x + out
+        x = x + block.mlp(block.mlp_ln(x))
+    return scores
+
+
+def dtw(x):
+    """openai/whisper's dtw_cpu on a cost matrix."""
+    n, m = x.shape
+    cost = np.full((n + 1, m + 1), np.inf)
+    trace = -np.ones((n + 1, m + 1))
+    cost[0, 0] = 0
+    for j in range(1, m + 1):
+        for i in range(1, n + 1):
+            c0, c1, c2 = cost[i - 1, j - 1], cost[i - 1, j], cost[i, j - 1]
+            if c0 < c1 and c0 < c2:
+                c, t = c0, 0
+            elif c1 < c0 and c1 < c2:
+                c, t = c1, 1
+            else:
+                c, t = c2, 2
+            cost[i, j] = x[i - 1, j - 1] + c
+            trace[i, j] = t
+    i, j = n, m
+    trace[0, :] = 2
+    trace[:, 0] = 1
+    path = []
+    while i > 0 or j > 0:
+        path.append((i - 1, j - 1))
+        t = trace[i, j]
+        if t == 0:
+            i, j = i - 1, j - 1
+        elif t == 1:
+            i -= 1
+        else:
+            j -= 1
+    path = np.array(path)[::-1, :].T
+    return path[0], path[1]
+
+
+def word_reference(model, sp, tokens, merges_tokens, audio):
+    """openai's find_alignment on the first window for an ASCII sentence:
+    words with window-relative start and end times (ref_words.json)."""
+    ids = {t: i for i, t in enumerate(merges_tokens)}
+    text = [t for w in " the quick brown fox jumps over the lazy dog".split(" ")[1:]
+            for t in hm.bpe_encode_piece(ids, (" " + w).encode())]
+    window = 2 * model.dims.n_audio_ctx
+    mel = hm.log_mel_spectrogram(audio, 80, padding=480000)[:, :window]
+    seq = [sp.sot, sp.notimestamps] + text + [sp.eot]
+    with torch.no_grad():
+        xa = model.encoder(mel[None])
+        qks = cross_attention_scores(model, torch.tensor([seq]), xa)
+    heads = [(l, h) for l in range(model.dims.n_text_layer // 2, model.dims.n_text_layer)
+             for h in range(model.dims.n_text_head)]
+    w = torch.stack([qks[l][h] for l, h in heads])[:, :, :window // 2].softmax(dim=-1)
+    std, mean = torch.std_mean(w, dim=-2, keepdim=True, unbiased=False)
+    w = ((w - mean) / std).numpy()
+    pad = np.pad(w, ((0, 0), (0, 0), (3, 3)), mode="reflect")
+    w = np.median(np.lib.stride_tricks.sliding_window_view(pad, 7, axis=-1), axis=-1)
+    matrix = w.mean(axis=0)[1:-1]  # rows from notimestamps to the last text token
+    text_idx, time_idx = dtw(-matrix.astype(np.float64))
+    jumps = np.pad(np.diff(text_idx), (1, 0), constant_values=1).astype(bool)
+    times = time_idx[jumps] / 50.0
+    bounds, at = [0], 0
+    words = []
+    for i, t in enumerate(text):  # every word here begins with a space: one token a word start
+        if merges_tokens[t].startswith(b" ") and i > 0:
+            bounds.append(i)
+    bounds.append(len(text))
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        words.append({"word": b"".join(merges_tokens[t] for t in text[a:b]).decode(),
+                      "start": round(float(times[a]), 2), "end": round(float(times[b]), 2)})
+    return {"tokens": text, "words": words, "frames": window}
 
 
 def make_multilingual(tokens, merges, audio):

@@ -1,0 +1,66 @@
+/* Word timing against openai's find_alignment, recomputed in PyTorch on the
+ * random test model (scripts/make_test_model.py -> ref_words.json). */
+#include <cJSON.h>
+
+#include "check.h"
+#include "decode.h"
+#include "internal.h"
+#include "transcribe.h"
+
+int hark_align_words(const hark_model *m, const hark_cross *cross, const hark_decode_opts *o,
+                     int n_frames, double t0, hark_segment *segs, int n_segs);
+
+int main(void)
+{
+    char *json, err[512];
+    size_t size;
+    hark_error e;
+    CHECK(hark_read_file("tests/data/tiny-random/ref_words.json", &json, &size, &e) == 0, "%s", e.msg);
+    cJSON *ref = cJSON_Parse(json);
+    free(json);
+    hark_model *m = hark_model_load("tests/data/tiny-random/hf-f32", err, sizeof err);
+    CHECK(m != NULL, "%s", err);
+    float *x, *mel;
+    size_t n;
+    int frames, len = 2 * m->hp.n_audio_ctx;
+    CHECK(hark_audio_read("tests/data/clip.wav", &x, &n, &e) == 0, "%s", e.msg);
+    hark_log_mel(x, n, 480000, 80, 1, &mel, &frames, &e);
+    float *win = malloc(sizeof(float) * 80 * len);
+    float *enc = malloc(sizeof(float) * m->hp.n_audio_ctx * m->hp.n_audio_state);
+    for (int c = 0; c < 80; c++)
+        memcpy(win + c * len, mel + (size_t)c * frames, sizeof(float) * len);
+    hark_encode(m, win, enc, NULL);
+    hark_cross cross;
+    hark_cross_init(&cross, m);
+    hark_cross_set(m, &cross, enc);
+
+    cJSON *toks = cJSON_GetObjectItem(ref, "tokens"), *words = cJSON_GetObjectItem(ref, "words");
+    hark_segment seg = {0};
+    seg.n_tokens = cJSON_GetArraySize(toks);
+    seg.tokens = malloc(sizeof(int) * seg.n_tokens);
+    seg.probs = malloc(sizeof(float) * seg.n_tokens);
+    int i = 0;
+    for (cJSON *t = toks->child; t; t = t->next, i++)
+        seg.tokens[i] = t->valueint, seg.probs[i] = 0.5f;
+    hark_decode_opts o = {0};
+    o.lang_token = o.task_token = -1;
+    CHECK(hark_align_words(m, &cross, &o, cJSON_GetObjectItem(ref, "frames")->valueint, 0.0, &seg, 1) == 0, "align");
+    CHECK(seg.n_words == cJSON_GetArraySize(words), "%d words", seg.n_words);
+    i = 0;
+    for (cJSON *w = words->child; w && i < seg.n_words; w = w->next, i++) {
+        const char *want = cJSON_GetObjectItem(w, "word")->valuestring;
+        double s = cJSON_GetObjectItem(w, "start")->valuedouble, t = cJSON_GetObjectItem(w, "end")->valuedouble;
+        CHECK(strcmp(seg.words[i].text, want) == 0, "word %d '%s' vs '%s'", i, seg.words[i].text, want);
+        CHECK(fabs(seg.words[i].start - s) < 1e-6 && fabs(seg.words[i].end - t) < 1e-6,
+              "'%s': %.2f-%.2f, reference %.2f-%.2f", want, seg.words[i].start, seg.words[i].end, s, t);
+        CHECK(fabsf(seg.words[i].probability - 0.5f) < 1e-6, "probability is the tokens' mean");
+    }
+    for (int k = 0; k < seg.n_words; k++)
+        free(seg.words[k].text);
+    free(seg.words), free(seg.tokens), free(seg.probs);
+    hark_cross_free(&cross);
+    free(x), free(mel), free(win), free(enc);
+    hark_model_free(m);
+    cJSON_Delete(ref);
+    return check_summary("align");
+}
