@@ -10,7 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { WIDEN_ROWS = 64 };
+/* Products are cut into blocks of BLOCK_ROWS weight rows at fixed offsets, and
+ * threads take whole blocks: every OpenBLAS call is the same whatever the
+ * thread count, so results are too.  256 rows keep the repacking of the
+ * activations (once per block) rare and the widened f32 block small. */
+enum { BLOCK_ROWS = 256 };
 
 /* A slice of a product: output columns (weight rows) [r0, r1). */
 typedef struct linear_job {
@@ -21,26 +25,28 @@ typedef struct linear_job {
     int chunk;
 } linear_job;
 
-/* Widens up to 4 MB of rows at a time and multiplies: bounded scratch, and
- * few enough blocks that OpenBLAS packs the activations only a few times. */
-static void widened_rows(const linear_job *j, int r0, int r1)
+/* Rows [r0, r1) of W (a whole number of blocks, or the tail), block by block;
+ * non-f32 rows are widened into a bounded scratch first. */
+static void blocked_rows(const linear_job *j, int r0, int r1)
 {
     const hark_weight *w = j->w;
-    int per_block = (int)((4u << 20) / (sizeof(float) * (size_t)w->cols));
-    per_block = per_block < WIDEN_ROWS ? WIDEN_ROWS : per_block / WIDEN_ROWS * WIDEN_ROWS;
-    if (per_block > r1 - r0)
-        per_block = r1 - r0;
-    float *block = malloc(sizeof(float) * (size_t)per_block * (size_t)w->cols);
+    float *block = w->type == HARK_F32 ? NULL : malloc(sizeof(float) * BLOCK_ROWS * (size_t)w->cols);
     size_t row = hark_row_bytes(w->type, (size_t)w->cols);
-    for (int b0 = r0; block && b0 < r1; b0 += per_block) {
-        int nr = r1 - b0 < per_block ? r1 - b0 : per_block;
-        hark_to_f32(block, (const char *)w->data + (size_t)b0 * row, w->type, (size_t)nr * w->cols);
+    for (int b0 = r0; b0 < r1; b0 += BLOCK_ROWS) {
+        int nr = r1 - b0 < BLOCK_ROWS ? r1 - b0 : BLOCK_ROWS;
+        const float *wb = (const float *)w->data + (size_t)b0 * w->cols;
+        if (w->type != HARK_F32) {
+            if (!block)
+                return;
+            hark_to_f32(block, (const char *)w->data + (size_t)b0 * row, w->type, (size_t)nr * w->cols);
+            wb = block;
+        }
         if (j->m == 1)
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, nr, w->cols, 1.0f, block, w->cols, j->x, 1,
-                        0.0f, j->y + b0, 1);
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, nr, w->cols, 1.0f, wb, w->cols, j->x, 1, 0.0f,
+                        j->y + b0, 1);
         else
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->m, nr, w->cols, 1.0f, j->x,
-                        w->cols, block, w->cols, 0.0f, j->y + b0, w->rows);
+                        w->cols, wb, w->cols, 0.0f, j->y + b0, w->rows);
     }
     free(block);
 }
@@ -57,24 +63,16 @@ static void linear_slice(void *arg, int i)
         hark_matvec16(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
     else if (hark_dtype_is_quantized(w->type) && j->m <= HARK_MAX_BATCH)
         hark_matvec_q(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
-    else if (w->type == HARK_F32 && j->m == 1)
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, r1 - r0, w->cols, 1.0f,
-                    (const float *)w->data + (size_t)r0 * w->cols, w->cols, j->x, 1, 0.0f,
-                    j->y + r0, 1);
-    else if (w->type == HARK_F32)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->m, r1 - r0, w->cols, 1.0f, j->x,
-                    w->cols, (const float *)w->data + (size_t)r0 * w->cols, w->cols, 0.0f,
-                    j->y + r0, w->rows);
     else
-        widened_rows(j, r0, r1);
+        blocked_rows(j, r0, r1);
 }
 
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
 {
-    /* slices of whole 64-row blocks, a few per thread for balance */
+    /* whole blocks per task, a few tasks per thread for balance */
     int threads = hark_pool_threads(), tasks = threads > 1 ? threads * 4 : 1;
     int chunk = (w->rows + tasks - 1) / tasks;
-    chunk = (chunk + WIDEN_ROWS - 1) / WIDEN_ROWS * WIDEN_ROWS;
+    chunk = (chunk + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
     linear_job job = {y, x, m, w, chunk};
     hark_parallel((w->rows + chunk - 1) / chunk, linear_slice, &job);
     if (b)
