@@ -9,14 +9,21 @@
 #include "internal.h"
 #include "kernels.h"
 #include "ops.h"
+#include "pool.h"
 
 int hark_cross_init(hark_cross *c, const hark_model *m)
 {
     size_t n = (size_t)m->hp.n_text_layer * m->hp.n_audio_ctx * m->hp.n_text_state;
     memset(c, 0, sizeof *c);
-    c->k = calloc(n, sizeof(float));
-    c->v = calloc(n, sizeof(float));
-    if (!c->k || !c->v) {
+    if (m->dec[0].cross.k.type == HARK_F32) { /* f32 weights: f32 all the way */
+        c->k = malloc(n * sizeof(float));
+        c->v = malloc(n * sizeof(float));
+    } else {
+        c->k16 = malloc(n * sizeof(uint16_t));
+        c->v16 = malloc(n * sizeof(uint16_t));
+        c->staging = malloc((size_t)m->hp.n_audio_ctx * m->hp.n_text_state * sizeof(float));
+    }
+    if (!(c->k && c->v) && !(c->k16 && c->v16 && c->staging)) {
         hark_cross_free(c);
         return HARK_ERR_NOMEM;
     }
@@ -27,16 +34,39 @@ void hark_cross_free(hark_cross *c)
 {
     free(c->k);
     free(c->v);
+    free(c->k16);
+    free(c->v16);
+    free(c->staging);
     memset(c, 0, sizeof *c);
+}
+
+/* staging [ac][d] -> per-head f16, K as [h][ac][dh] or V as [h][dh][ac]. */
+static void pack_heads(uint16_t *dst, const float *src, int ac, int d, int heads, int transpose)
+{
+    int dh = d / heads;
+    for (int h = 0; h < heads; h++)
+        for (int t = 0; t < ac; t++)
+            for (int i = 0; i < dh; i++) {
+                size_t at = transpose ? ((size_t)h * dh + i) * ac + t : ((size_t)h * ac + t) * dh + i;
+                dst[at] = hark_f32_to_f16(src[(size_t)t * d + h * dh + i]);
+            }
 }
 
 void hark_cross_set(const hark_model *m, hark_cross *c, const float *enc_out)
 {
     size_t d = (size_t)m->hp.n_text_state, ac = (size_t)m->hp.n_audio_ctx;
+    int heads = m->hp.n_text_head;
     for (int l = 0; l < m->hp.n_text_layer; l++) {
         const hark_attn *a = &m->dec[l].cross;
-        hark_linear(c->k + l * ac * d, enc_out, (int)ac, &a->k, NULL);
-        hark_linear(c->v + l * ac * d, enc_out, (int)ac, &a->v, a->v_b);
+        if (c->k) {
+            hark_linear(c->k + l * ac * d, enc_out, (int)ac, &a->k, NULL);
+            hark_linear(c->v + l * ac * d, enc_out, (int)ac, &a->v, a->v_b);
+            continue;
+        }
+        hark_linear(c->staging, enc_out, (int)ac, &a->k, NULL);
+        pack_heads(c->k16 + l * ac * d, c->staging, (int)ac, (int)d, heads, 0);
+        hark_linear(c->staging, enc_out, (int)ac, &a->v, a->v_b);
+        pack_heads(c->v16 + l * ac * d, c->staging, (int)ac, (int)d, heads, 1);
     }
     c->computations++;
 }
@@ -52,6 +82,8 @@ int hark_kv_init(hark_kv *kv, const hark_model *m, const hark_cross *cross)
     kv->self_k = malloc(L * tc * d * sizeof(float));
     kv->self_v = malloc(L * tc * d * sizeof(float));
     size_t att = hark_attention_scratch((int)tc, (int)wide, hp->n_text_head);
+    /* f16 cross attention: per head, 8 query rows of scores and two of d_head */
+    att += (size_t)hp->n_text_head * HARK_MAX_BATCH * (ac + 2 * (d / (size_t)hp->n_text_head));
     kv->scratch = malloc((tc * d * 8 + att) * sizeof(float));
     if (!kv->self_k || !kv->self_v || !kv->scratch) {
         hark_kv_free(kv);
@@ -109,9 +141,12 @@ static void self_attention(const hark_model *m, hark_kv *kv, int l, step_buf *b,
     hark_add(b->x, b->h, (size_t)n * d);
 }
 
+static void scores16(const hark_model *m, const hark_cross *c, int l, int h, const float *q,
+                     int n, float *out, float *buf);
+
 /* Stores q.k^T / sqrt(d_head) of this layer's alignment heads (word timing). */
-static void capture_scores(const hark_model *m, hark_kv *kv, int l, const float *q,
-                           const float *k, int n)
+static void capture_scores(const hark_model *m, hark_kv *kv, int l, const float *q, int n,
+                           float *buf)
 {
     int d = m->hp.n_text_state, ac = m->hp.n_audio_ctx, dh = d / m->hp.n_text_head;
     for (int i = 0; i < m->n_alignment_heads; i++) {
@@ -119,8 +154,75 @@ static void capture_scores(const hark_model *m, hark_kv *kv, int l, const float 
             continue;
         int h = m->alignment_heads[i][1];
         float *out = kv->capture + ((size_t)i * m->hp.n_text_ctx + kv->n_past) * ac;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, ac, dh, 1.0f / sqrtf((float)dh),
-                    q + h * dh, d, k + h * dh, d, 0.0f, out, ac);
+        if (kv->cross->k16)
+            scores16(m, kv->cross, l, h, q, n, out, buf);
+        else
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, ac, dh, 1.0f / sqrtf((float)dh),
+                        q + h * dh, d, kv->cross->k + (size_t)l * ac * d + h * dh, d, 0.0f, out, ac);
+    }
+}
+
+/* ---------------------------------------------------------- f16 cross K/V */
+
+typedef struct cross16_job {
+    const hark_model *m;
+    const hark_cross *c;
+    int l, n;
+    const float *q;   /* [n][d] */
+    float *att;       /* [n][d] */
+    float *capture;   /* alignment: [n][ac] of this head, or NULL */
+    float *scratch;   /* per slot: 8 * ac + 16 * dh floats */
+    int slots;
+} cross16_job;
+
+/* Head h for queries [i0, i0 + k), k <= HARK_MAX_BATCH. */
+static void cross16_queries(const cross16_job *j, int h, int i0, int k, float *buf)
+{
+    int d = j->m->hp.n_text_state, ac = j->m->hp.n_audio_ctx, dh = d / j->m->hp.n_text_head;
+    size_t base = ((size_t)j->l * j->m->hp.n_text_head + h) * (size_t)ac * dh;
+    float *scores = buf, *qh = scores + (size_t)HARK_MAX_BATCH * ac, *out = qh + (size_t)HARK_MAX_BATCH * dh;
+    float scale = 1.0f / sqrtf((float)dh);
+    for (int i = 0; i < k; i++)
+        for (int t = 0; t < dh; t++)
+            qh[i * dh + t] = j->q[(size_t)(i0 + i) * d + h * dh + t] * scale;
+    hark_matvec16(scores, qh, k, j->c->k16 + base, HARK_F16, ac, dh, 0, ac);
+    hark_softmax_rows(scores, k, ac);
+    hark_matvec16(out, scores, k, j->c->v16 + base, HARK_F16, dh, ac, 0, dh);
+    for (int i = 0; i < k; i++)
+        memcpy(j->att + (size_t)(i0 + i) * d + h * dh, out + (size_t)i * dh, sizeof(float) * dh);
+}
+
+static void cross16_slot(void *arg, int slot)
+{
+    const cross16_job *j = arg;
+    int ac = j->m->hp.n_audio_ctx, dh = j->m->hp.n_text_state / j->m->hp.n_text_head;
+    float *buf = j->scratch + (size_t)slot * (HARK_MAX_BATCH * ac + 2 * HARK_MAX_BATCH * dh);
+    for (int h = slot; h < j->m->hp.n_text_head; h += j->slots)
+        for (int i0 = 0; i0 < j->n; i0 += HARK_MAX_BATCH)
+            cross16_queries(j, h, i0, j->n - i0 < HARK_MAX_BATCH ? j->n - i0 : HARK_MAX_BATCH, buf);
+}
+
+static void cross_attention16(const hark_model *m, const hark_cross *c, int l, const float *q,
+                              float *att, int n, float *scratch)
+{
+    int heads = m->hp.n_text_head, threads = hark_pool_threads();
+    cross16_job j = {m, c, l, n, q, att, NULL, scratch, threads < heads ? threads : heads};
+    hark_parallel(j.slots, cross16_slot, &j);
+}
+
+/* Pre-softmax scores of alignment head h in layer l for n queries (f16 K). */
+static void scores16(const hark_model *m, const hark_cross *c, int l, int h, const float *q,
+                     int n, float *out, float *buf)
+{
+    int d = m->hp.n_text_state, ac = m->hp.n_audio_ctx, dh = d / m->hp.n_text_head;
+    size_t base = ((size_t)l * m->hp.n_text_head + h) * (size_t)ac * dh;
+    float scale = 1.0f / sqrtf((float)dh);
+    for (int i0 = 0; i0 < n; i0 += HARK_MAX_BATCH) {
+        int k = n - i0 < HARK_MAX_BATCH ? n - i0 : HARK_MAX_BATCH;
+        for (int i = 0; i < k; i++)
+            for (int t = 0; t < dh; t++)
+                buf[i * dh + t] = q[(size_t)(i0 + i) * d + h * dh + t] * scale;
+        hark_matvec16(out + (size_t)i0 * ac, buf, k, c->k16 + base, HARK_F16, ac, dh, 0, ac);
     }
 }
 
@@ -132,9 +234,12 @@ static void cross_attention(const hark_model *m, hark_kv *kv, int l, step_buf *b
     hark_layer_norm(b->h, b->x, n, d, a->ln_w, a->ln_b);
     hark_linear(b->q, b->h, n, &a->q, a->q_b);
     if (kv->capture)
-        capture_scores(m, kv, l, b->q, kv->cross->k + base, n);
-    hark_attention(b->att, b->q, kv->cross->k + base, kv->cross->v + base, n, ac, d,
-                   m->hp.n_text_head, -1, b->scores);
+        capture_scores(m, kv, l, b->q, n, b->scores);
+    if (kv->cross->k16)
+        cross_attention16(m, kv->cross, l, b->q, b->att, n, b->scores);
+    else
+        hark_attention(b->att, b->q, kv->cross->k + base, kv->cross->v + base, n, ac, d,
+                       m->hp.n_text_head, -1, b->scores);
     hark_linear(b->h, b->att, n, &a->o, a->o_b);
     hark_add(b->x, b->h, (size_t)n * d);
 }
@@ -217,8 +322,11 @@ static void batch_cross_attention(const hark_model *m, const hark_cross *cross, 
     hark_layer_norm(b->h, b->x, n, d, a->ln_w, a->ln_b);
     hark_linear(b->q, b->h, n, &a->q, a->q_b);
     /* no mask: the n queries share one pass over the keys and values */
-    hark_attention(b->att, b->q, cross->k + base, cross->v + base, n, ac, d, m->hp.n_text_head,
-                   -1, b->scores);
+    if (cross->k16)
+        cross_attention16(m, cross, l, b->q, b->att, n, b->scores);
+    else
+        hark_attention(b->att, b->q, cross->k + base, cross->v + base, n, ac, d,
+                       m->hp.n_text_head, -1, b->scores);
     hark_linear(b->h, b->att, n, &a->o, a->o_b);
     hark_add(b->x, b->h, (size_t)n * d);
 }

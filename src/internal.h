@@ -212,7 +212,13 @@ int hark_encode(const hark_model *m, const float *mel, float *out, hark_workspac
 /* Cross-attention K/V of one window, projected once and shared by every
  * sequence decoded against it (beams, samples). */
 typedef struct hark_cross {
-    float *k, *v;              /* [n_layer][n_audio_ctx][d] */
+    float *k, *v;              /* f32 models: [n_layer][n_audio_ctx][d] */
+    /* other models: f16, K as [n_layer][head][n_audio_ctx][d_head] and V
+     * transposed, [n_layer][head][d_head][n_audio_ctx], so that attention is
+     * two matrix-vector products reading half the bytes (whisper.cpp keeps
+     * its cross K/V in f16 too) */
+    uint16_t *k16, *v16;
+    float *staging;            /* [n_audio_ctx][d]: one projection before packing */
     long computations;         /* how often they were projected (tests) */
 } hark_cross;
 
