@@ -365,7 +365,7 @@ typedef struct beam_state {
     int n_live, n_finished, max_candidates, size;
 } beam_state;
 
-static int add_finished(beam_state *b, const hark_window *w, int tok, double score, double lp)
+static int add_finished(beam_state *b, const hark_window *w, double score)
 {
     if (b->n_finished >= b->max_candidates)
         return 0;
@@ -373,7 +373,6 @@ static int add_finished(beam_state *b, const hark_window *w, int tok, double sco
     memset(f, 0, sizeof *f);
     if (window_copy(f, w))
         return HARK_ERR_NOMEM;
-    (void)tok, (void)lp;
     f->sum_logprob = score;
     b->n_finished++;
     return 0;
@@ -389,7 +388,6 @@ static int beam_step(const hark_model *m, const hark_decode_opts *o, beam_state 
         n += top_candidates(s->logits, V, b->size + 1, s->w.sum_logprob, j, cand, n);
     }
     qsort(cand, (size_t)n, sizeof *cand, by_score);
-    int fin_before = b->n_finished;
     hark_window newly[128];
     int n_new = 0;
     for (int i = 0; i < n && saved < b->size && !rc; i++) {
@@ -410,13 +408,40 @@ static int beam_step(const hark_model *m, const hark_decode_opts *o, beam_state 
     if (!rc)
         rc = pending_run(m, p);
     for (int i = 0; i < n_new && !rc; i++) /* already in score order */
-        rc = add_finished(b, &newly[i], m->vocab.sp.eot, newly[i].sum_logprob, 0);
-    (void)fin_before;
+        rc = add_finished(b, &newly[i], newly[i].sum_logprob);
     seq *t = b->beams;
     b->beams = b->next;
     b->next = t;
     b->n_live = saved;
     return rc;
+}
+
+/* Too few finished sequences: the live beams, best first, as if they ended
+ * (openai's finalize), until beam_size are there. */
+static int finish_live_beams(beam_state *b)
+{
+    int rc = 0;
+    char used[128] = {0}; /* beams <= 64 */
+    b->max_candidates = b->size > b->max_candidates ? b->size : b->max_candidates;
+    for (int k = 0; !rc && b->n_finished < b->size && k < b->n_live; k++) {
+        int best = -1;
+        for (int j = 0; j < b->n_live; j++)
+            if (!used[j] && (best < 0 || b->beams[j].w.sum_logprob > b->beams[best].w.sum_logprob))
+                best = j;
+        used[best] = 1;
+        rc = add_finished(b, &b->beams[best].w, b->beams[best].w.sum_logprob);
+    }
+    return rc;
+}
+
+/* The finished sequence ranked first (-1 if none). */
+static int best_finished(const hark_decode_opts *o, const beam_state *b)
+{
+    int best = b->n_finished > 0 ? 0 : -1;
+    for (int i = 1; i < b->n_finished; i++)
+        if (rank_score(o, &b->finished[i]) > rank_score(o, &b->finished[best]))
+            best = i;
+    return best;
 }
 
 static int decode_beam(const hark_model *m, const hark_decode_opts *o, seq *pool, pending *p,
@@ -441,27 +466,10 @@ static int decode_beam(const hark_model *m, const hark_decode_opts *o, seq *pool
         if (too_long)
             break;
     }
-    /* not enough finished: the live beams, best first, as if they ended */
-    b.max_candidates = size > b.max_candidates ? size : b.max_candidates;
-    while (!rc && b.n_finished < size && b.n_live > 0) {
-        int best = 0;
-        for (int j = 1; j < b.n_live; j++)
-            if (b.beams[j].w.sum_logprob > b.beams[best].w.sum_logprob)
-                best = j;
-        rc = add_finished(&b, &b.beams[best].w, m->vocab.sp.eot, b.beams[best].w.sum_logprob, 0);
-        b.beams[best].w.sum_logprob = -INFINITY;
-        b.beams[best].done = 1;
-        int all = 1;
-        for (int j = 0; j < b.n_live; j++)
-            all &= b.beams[j].w.sum_logprob == -INFINITY;
-        if (all)
-            break;
-    }
-    int best = 0;
-    for (int i = 1; i < b.n_finished; i++)
-        if (rank_score(o, &b.finished[i]) > rank_score(o, &b.finished[best]))
-            best = i;
-    if (!rc && b.n_finished > 0) {
+    if (!rc)
+        rc = finish_live_beams(&b);
+    int best = best_finished(o, &b);
+    if (!rc && best >= 0) {
         *out = b.finished[best];
         out->no_speech_prob = pool[0].w.no_speech_prob;
         memset(&b.finished[best], 0, sizeof(hark_window));
