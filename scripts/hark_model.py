@@ -509,3 +509,95 @@ def openai_suppress_tokens(text_tokens):
             if len(toks) == 1 or symbol in misc:
                 result.add(toks[0])
     return sorted(result)
+
+
+# ---------------------------------------------------------------- long-form reference
+
+def timestamp_rules(l, sampled, sp, max_initial=50):
+    """openai/whisper's ApplyTimestampRules for one sequence (in place)."""
+    tb = sp.timestamp_begin
+    last = len(sampled) >= 1 and sampled[-1] >= tb
+    penult = len(sampled) < 2 or sampled[-2] >= tb
+    if last:
+        if penult:
+            l[tb:] = -np.inf
+        else:
+            l[:sp.eot] = -np.inf
+    ts = [t for t in sampled if t >= tb]
+    if ts:
+        l[tb:ts[-1] if (last and not penult) else ts[-1] + 1] = -np.inf
+    if not sampled:
+        l[:tb] = -np.inf
+        l[tb + max_initial + 1:] = -np.inf
+    lp = F.log_softmax(l.float(), dim=-1)
+    if torch.logsumexp(lp[tb:], dim=-1) > lp[:tb].max():
+        l[:tb] = -np.inf
+
+
+def decode_greedy(model, xa, sp, suppress, blank, sample_len, timestamps, prompt):
+    """One window, greedy, with hark's filters (openai's, plus every special but
+    eot and timestamps suppressed); returns the sampled tokens."""
+    n_ctx = model.dims.n_text_ctx
+    initial = ([sp.startofprev] + prompt[-(n_ctx // 2 - 1):] if prompt else []) + [sp.sot]
+    initial += [] if timestamps else [sp.notimestamps]
+    with torch.no_grad():
+        cache = model.decoder.new_cache()
+        logits = model.decoder(torch.tensor([initial]), xa, cache)[0, -1]
+        sampled = []
+        for step in range(sample_len):
+            l = logits.clone()
+            if step == 0:
+                l[[blank, sp.eot]] = -np.inf
+            l[suppress] = -np.inf
+            if timestamps:
+                timestamp_rules(l, sampled, sp)
+            else:
+                l[sp.timestamp_begin:] = -np.inf
+            tok = int(torch.argmax(l))
+            if tok == sp.eot:
+                break
+            sampled.append(tok)
+            if len(initial) + len(sampled) > n_ctx:
+                break
+            logits = model.decoder(torch.tensor([[tok]]), xa, cache)[0, -1]
+    return sampled
+
+
+def transcribe_greedy(model, audio, sp, suppress, blank, text_of):
+    """openai/whisper's transcribe() loop at temperature 0 with timestamps and
+    the previous text as prompt (no fallback, no silence skipping); segments
+    whose text is blank are dropped (as hark does).  Returns [(start, end, tokens)]."""
+    mel = log_mel_spectrogram(audio, model.dims.n_mels, padding=480000)
+    window = 2 * model.dims.n_audio_ctx
+    content, seek, all_tokens, segments = mel.shape[-1] - 3000, 0, [], []
+    tb = sp.timestamp_begin
+    while seek < content:
+        size = min(window, content - seek)
+        with torch.no_grad():
+            xa = model.encoder(mel[None, :, seek:seek + window])
+        toks = decode_greedy(model, xa, sp, suppress, blank, model.dims.n_text_ctx // 2, True,
+                             all_tokens)
+        t0, current = seek * 0.01, []
+        is_ts = [t >= tb for t in toks]
+        single_end = is_ts[-2:] == [False, True]
+        cuts = [i for i in range(1, len(toks)) if is_ts[i - 1] and is_ts[i]]
+        if cuts:
+            if single_end:
+                cuts.append(len(toks))
+            last = 0
+            for cut in cuts:
+                piece = toks[last:cut]
+                current.append((t0 + (piece[0] - tb) * 0.02, t0 + (piece[-1] - tb) * 0.02, piece))
+                last = cut
+            seek += size if single_end else (toks[last - 1] - tb) * 2
+        else:
+            stamps = [t for t in toks if t >= tb]
+            duration = size * 0.01
+            if stamps and stamps[-1] != tb:
+                duration = (stamps[-1] - tb) * 0.02
+            current.append((t0, t0 + duration, toks))
+            seek += size
+        current = [c for c in current if c[0] != c[1] and text_of(c[2]).strip() != ""]
+        segments += current
+        all_tokens += [t for c in current for t in c[2]]
+    return segments

@@ -129,6 +129,12 @@ def main():
            "text": b"".join(tokens[t] for w in windows for t in w["tokens"]).decode("utf-8", "replace")}
     with open(os.path.join(OUT, "ref.json"), "w") as f:
         json.dump(ref, f, indent=1)
+    text_of = lambda ids: b"".join(tokens[t] for t in ids if t < sp.eot).decode("utf-8", "replace")
+    segs = hm.transcribe_greedy(model, audio, sp, suppress, blank, text_of)
+    with open(os.path.join(OUT, "ref_longform.json"), "w") as f:
+        json.dump({"segments": [{"start": round(a, 2), "end": round(b, 2), "tokens": t}
+                                for a, b, t in segs]}, f, indent=1)
+    print("long-form segments:", len(segs))
     with open(os.path.join(OUT, "ref_words.json"), "w") as f:
         json.dump(word_reference(model, sp, tokens, tokens, audio), f, indent=1)
     print("windows:", len(windows), "smallest top-2 logit margin of any greedy step:",

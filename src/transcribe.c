@@ -147,10 +147,6 @@ static hark_decode_opts window_opts(const loop_state *st, float t, int seek, int
     o.sample_len = p->max_tokens > 0 ? p->max_tokens : st->m->hp.n_text_ctx / 2;
     o.prompt = st->history + st->prompt_from;
     o.n_prompt = st->n_history - st->prompt_from;
-    if (!p->condition_on_previous_text && st->prompt_from < st->n_history && seek > 0)
-        o.n_prompt = 0;
-    if (t >= 0.5f) /* openai drops the prompt at high temperatures */
-        o.n_prompt = 0;
     o.lang_token = st->lang_token;
     o.task_token = st->task_token;
     o.temperature = t;
@@ -269,7 +265,7 @@ static int drop_empty_segments(hark_result *r, int from)
         hark_segment *s = &r->seg[i];
         int blank = 1;
         for (const char *c = s->text; *c && blank; c++)
-            blank = *c == ' ' || *c == '\n' || *c == '\t';
+            blank = strchr(" \t\n\r\v\f", *c) != NULL;
         if (blank || s->start == s->end) { /* openai blanks these; hark drops them */
             segment_free(s);
             continue;
@@ -279,6 +275,19 @@ static int drop_empty_segments(hark_result *r, int from)
     int removed = r->n - k;
     r->n = k;
     return removed;
+}
+
+/* A decoded window's segments, empty ones dropped; returns frames consumed. */
+static int segments_of(loop_state *st, hark_result *r, hark_window *w, int seek, int size,
+                       float temperature)
+{
+    int first = r->n;
+    int advance = st->p->timestamps ? split_segments(st, r, w, seek, size, temperature)
+                  : add_segment(st, r, w, 0, w->n, seek * 0.01, (seek + size) * 0.01, seek,
+                                temperature) ? -1 : size;
+    if (advance >= 0)
+        drop_empty_segments(r, first);
+    return advance;
 }
 
 static int one_window(loop_state *st, hark_result *r, int seek)
@@ -293,23 +302,21 @@ static int one_window(loop_state *st, hark_result *r, int seek)
     float temperature = 0;
     if (decode_with_fallback(st, seek, &w, &temperature))
         return -1;
-    int first = r->n, advance = size;
-    if (!is_silence(st->p, &w)) {
-        advance = st->p->timestamps ? split_segments(st, r, &w, seek, size, temperature)
-                                    : (add_segment(st, r, &w, 0, w.n, seek * 0.01,
-                                                   (seek + size) * 0.01, seek, temperature) ? -1 : size);
-        if (advance >= 0 && st->p->word_timestamps) {
-            hark_decode_opts o = window_opts(st, temperature, seek, 0);
-            hark_align_words(m, &st->cross, &o, size, seek * 0.01, r->seg + first, r->n - first);
-        }
-        if (advance >= 0 && history_add(st, w.tokens, w.n))
-            advance = -1;
-        if (!st->p->condition_on_previous_text || temperature >= 0.5f)
-            st->prompt_from = st->n_history;
-    }
+    int first = r->n, silence = is_silence(st->p, &w);
+    int advance = silence ? size : segments_of(st, r, &w, seek, size, temperature);
     hark_window_free(&w);
-    if (advance >= 0)
-        drop_empty_segments(r, first);
+    if (advance < 0 || silence) /* silence: skipped, the prompt untouched */
+        return advance;
+    if (st->p->word_timestamps) {
+        hark_decode_opts o = window_opts(st, temperature, seek, 0);
+        hark_align_words(m, &st->cross, &o, size, seek * 0.01, r->seg + first, r->n - first);
+    }
+    /* the next window's prompt: the tokens of the segments kept, as openai's all_tokens */
+    for (int i = first; i < r->n; i++)
+        if (history_add(st, r->seg[i].tokens, r->seg[i].n_tokens))
+            return -1;
+    if (!st->p->condition_on_previous_text || temperature > 0.5f)
+        st->prompt_from = st->n_history;
     return advance;
 }
 

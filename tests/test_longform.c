@@ -1,0 +1,55 @@
+/* Long-form transcription with timestamps and the previous-text prompt equals
+ * openai's transcribe() loop, re-implemented in PyTorch on the random test
+ * model (scripts/hark_model.py transcribe_greedy -> ref_longform.json):
+ * the same segments, times and tokens, window after window. */
+#include <cJSON.h>
+
+#include "check.h"
+#include "internal.h"
+
+int main(void)
+{
+    char *json, err[512];
+    size_t size;
+    hark_error e;
+    CHECK(hark_read_file("tests/data/tiny-random/ref_longform.json", &json, &size, &e) == 0, "%s", e.msg);
+    cJSON *ref = cJSON_Parse(json);
+    free(json);
+    const char *models[] = {"tests/data/tiny-random/hf-f32", "tests/data/tiny-random/model-f32.bin"};
+    for (int k = 0; k < 2; k++) {
+        hark_model *m = hark_model_load(models[k], err, sizeof err);
+        CHECK(m != NULL, "%s", err);
+        if (!m)
+            continue;
+        hark_params p = hark_default_params();
+        p.beam_size = 1, p.n_temperatures = 1, p.no_speech_threshold = 0;
+        hark_context *c = hark_context_new(m, &p);
+        CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
+        cJSON *segs = cJSON_GetObjectItem(ref, "segments");
+        CHECK(hark_n_segments(c) == cJSON_GetArraySize(segs), "%s: %d segments, reference %d",
+              models[k], hark_n_segments(c), cJSON_GetArraySize(segs));
+        int i = 0;
+        double prev_end = 0;
+        for (cJSON *s = segs->child; s && i < hark_n_segments(c); s = s->next, i++) {
+            double a = cJSON_GetObjectItem(s, "start")->valuedouble, b = cJSON_GetObjectItem(s, "end")->valuedouble;
+            CHECK(fabs(hark_segment_start(c, i) - a) < 1e-6 && fabs(hark_segment_end(c, i) - b) < 1e-6,
+                  "segment %d: %.2f-%.2f, reference %.2f-%.2f", i, hark_segment_start(c, i),
+                  hark_segment_end(c, i), a, b);
+            cJSON *toks = cJSON_GetObjectItem(s, "tokens");
+            int same = hark_segment_n_tokens(c, i) == cJSON_GetArraySize(toks), j = 0;
+            for (cJSON *t = toks->child; t && same; t = t->next, j++)
+                same = hark_segment_token(c, i, j).id == t->valueint;
+            CHECK(same, "segment %d tokens differ", i);
+            /* on the 20 ms grid, in order, never overlapping */
+            double start = hark_segment_start(c, i), end = hark_segment_end(c, i);
+            CHECK(fabs(start * 50 - round(start * 50)) < 1e-6 && fabs(end * 50 - round(end * 50)) < 1e-6,
+                  "segment %d off the 20 ms grid", i);
+            CHECK(start >= prev_end - 1e-9 && end > start, "segment %d overlaps or is empty", i);
+            prev_end = end;
+        }
+        hark_context_free(c);
+        hark_model_free(m);
+    }
+    cJSON_Delete(ref);
+    return check_summary("longform");
+}
