@@ -601,3 +601,55 @@ def transcribe_greedy(model, audio, sp, suppress, blank, text_of):
         segments += current
         all_tokens += [t for c in current for t in c[2]]
     return segments
+
+
+def beam_decode(model, xa, sp, suppress, blank, sample_len, timestamps, beam_size, patience):
+    """openai/whisper's BeamSearchDecoder (with hark's filters) on one window:
+    returns (tokens, sum_logprob) of the sequence ranked first by sum / length."""
+    initial = [sp.sot] + ([] if timestamps else [sp.notimestamps])
+    n0, n_ctx = len(initial), model.dims.n_text_ctx
+    max_candidates = round(beam_size * patience)
+    tokens, sums, finished = [list(initial)] * beam_size, [0.0] * beam_size, {}
+    with torch.no_grad():
+        for step in range(sample_len):
+            scores, order = {}, []
+            for j, prefix in enumerate(tokens):
+                l = model.decoder(torch.tensor([prefix]), xa)[0, -1].clone()
+                sampled = prefix[n0:]
+                if not sampled:
+                    l[[blank, sp.eot]] = -np.inf
+                l[suppress] = -np.inf
+                if timestamps:
+                    timestamp_rules(l, sampled, sp)
+                else:
+                    l[sp.timestamp_begin:] = -np.inf
+                lp = F.log_softmax(l.float(), dim=-1)
+                top = lp.topk(beam_size + 1)
+                for v, t in zip(top.values.tolist(), top.indices.tolist()):
+                    seq = tuple(prefix + [t])
+                    if seq not in scores:
+                        order.append(seq)
+                    scores[seq] = sums[j] + v
+            ranked = sorted(order, key=lambda q: scores[q], reverse=True)
+            next_tokens, next_sums, newly = [], [], []
+            for seq in ranked:
+                if seq[-1] == sp.eot:
+                    newly.append(seq)
+                else:
+                    next_tokens.append(list(seq))
+                    next_sums.append(scores[seq])
+                    if len(next_tokens) == beam_size:
+                        break
+            for seq in newly:
+                if len(finished) >= max_candidates:
+                    break
+                finished[seq] = scores[seq]
+            tokens, sums = next_tokens, next_sums
+            if len(finished) >= max_candidates or any(len(t) > n_ctx for t in tokens):
+                break
+    for j in np.argsort(sums)[::-1]:
+        if len(finished) >= beam_size:
+            break
+        finished[tuple(tokens[j] + [sp.eot])] = sums[j]
+    best = max(finished, key=lambda q: finished[q] / (len(q) - n0 - 1))
+    return list(best[n0:-1]), finished[best]

@@ -135,6 +135,18 @@ def main():
         json.dump({"segments": [{"start": round(a, 2), "end": round(b, 2), "tokens": t}
                                 for a, b, t in segs]}, f, indent=1)
     print("long-form segments:", len(segs))
+    beams = []
+    for seek in range(0, content, window):
+        with torch.no_grad():
+            xa = model.encoder(mel[None, :, seek:seek + window])
+        for ts in (False, True):
+            for patience in (1.0, 2.0):
+                toks, total = hm.beam_decode(model, xa, sp, suppress, blank,
+                                             model.dims.n_text_ctx // 2, ts, 5, patience)
+                beams.append({"seek": seek, "timestamps": ts, "patience": patience,
+                              "tokens": toks, "sum_logprob": total})
+    with open(os.path.join(OUT, "ref_beam.json"), "w") as f:
+        json.dump(beams, f, indent=1)
     with open(os.path.join(OUT, "ref_words.json"), "w") as f:
         json.dump(word_reference(model, sp, tokens, tokens, audio), f, indent=1)
     print("windows:", len(windows), "smallest top-2 logit margin of any greedy step:",

@@ -1,5 +1,7 @@
 /* Decoding rules on the small random model: timestamp rules, suppression,
  * beam search against greedy, seeded sampling, the fallback rule. */
+#include <cJSON.h>
+
 #include "check.h"
 #include "decode.h"
 #include "internal.h"
@@ -129,6 +131,50 @@ static void test_beam_vs_greedy(const hark_model *m)
     free(x), free(mel), free(win), free(enc);
 }
 
+/* Beam search equals openai's BeamSearchDecoder re-implemented in PyTorch
+ * (scripts/hark_model.py beam_decode -> ref_beam.json): same tokens, same
+ * summed log-probability, with and without timestamps, patience 1 and 2. */
+static void test_beam_reference(const hark_model *m)
+{
+    char *json;
+    size_t size;
+    hark_error e;
+    CHECK(hark_read_file("tests/data/tiny-random/ref_beam.json", &json, &size, &e) == 0, "%s", e.msg);
+    cJSON *ref = cJSON_Parse(json);
+    free(json);
+    float *x, *mel;
+    size_t n;
+    int frames, len = 2 * m->hp.n_audio_ctx;
+    hark_audio_read("tests/data/clip.wav", &x, &n, &e);
+    hark_log_mel(x, n, 480000, 80, 1, &mel, &frames, &e);
+    float *win = malloc(sizeof(float) * 80 * len), *enc = malloc(sizeof(float) * m->hp.n_audio_ctx * m->hp.n_audio_state);
+    hark_cross cross;
+    hark_cross_init(&cross, m);
+    for (cJSON *b = ref->child; b; b = b->next) {
+        int seek = cJSON_GetObjectItem(b, "seek")->valueint;
+        for (int c = 0; c < 80; c++)
+            memcpy(win + c * len, mel + (size_t)c * frames + seek, sizeof(float) * len);
+        hark_encode(m, win, enc, NULL);
+        hark_cross_set(m, &cross, enc);
+        hark_decode_opts o = opts(cJSON_IsTrue(cJSON_GetObjectItem(b, "timestamps")));
+        o.beam_size = 5;
+        o.patience = (float)cJSON_GetObjectItem(b, "patience")->valuedouble;
+        hark_window w;
+        CHECK(hark_decode_window(m, &cross, &o, &w) == 0, "beam");
+        cJSON *toks = cJSON_GetObjectItem(b, "tokens");
+        int same = w.n == cJSON_GetArraySize(toks), j = 0;
+        for (cJSON *t = toks->child; t && same; t = t->next, j++)
+            same = w.tokens[j] == t->valueint;
+        double want = cJSON_GetObjectItem(b, "sum_logprob")->valuedouble;
+        CHECK(same, "window %d (timestamps %d, patience %g): beam tokens differ", seek, o.timestamps, o.patience);
+        CHECK(fabs(w.sum_logprob - want) < 1e-3, "sum_logprob %.5f vs %.5f", w.sum_logprob, want);
+        hark_window_free(&w);
+    }
+    hark_cross_free(&cross);
+    free(x), free(mel), free(win), free(enc);
+    cJSON_Delete(ref);
+}
+
 /* Batched steps give the logits of separate steps (5 sequences, 3 steps). */
 static void test_batch(const hark_model *m)
 {
@@ -213,6 +259,7 @@ int main(void)
         test_timestamp_rules(m);
         test_beam_vs_greedy(m);
         test_batch(m);
+        test_beam_reference(m);
         test_fallback_end_to_end(m);
     }
     test_fallback_rule();
