@@ -1,0 +1,24 @@
+# The 65 s multi-sentence sample: several segments whose timestamps bracket the
+# known sentence boundaries within 0.5 s, and hark test passing on samples/.
+# Both need a default model that transcribes; until the golden set's total WER
+# is under 50 % the checks are skipped, saying so.
+. "$(dirname "$0")/lib.sh"
+[ -f models/hark-en-tiny/config.json ] || { skip "no default model"; summary longsample; exit; }
+[ -z "${HARK_SANITIZED:-}" ] || { skip "checked in the plain run"; summary longsample; exit; }
+"$HARK" test tests/golden -q --beam-size 1 --temperature 0 --max-wer 100 --report "$TMP/g.json" >/dev/null 2>&1
+total=$(tr -d ' \t\n' <"$TMP/g.json" | grep -o '"total":{[^}]*' | grep -o '"wer":[0-9.e+-]*' | cut -d: -f2)
+if awk -v w="${total:-1}" 'BEGIN { exit !(w >= 0.5) }'; then
+    skip "the default model does not transcribe yet (golden WER ${total:-?}): sentence timing and samples/ not checked"
+    summary longsample; exit
+fi
+"$HARK" -q -f tsv samples/long-espeak-en-us.wav >"$TMP/long.tsv"; expect_eq "long sample" $? 0
+segs=$(($(wc -l <"$TMP/long.tsv") - 1))
+[ "$segs" -ge 5 ] && ok || bad "only $segs segments for 16 sentences"
+# sentence boundaries (s) from the JSON, segment boundaries (ms) from the TSV
+grep -oE '"(start|end)": [0-9.]+' samples/long-espeak-en-us.json | awk '{print $2}' | paste - - >"$TMP/truth"
+while read -r s e; do
+    awk -F'\t' -v s="$s" -v e="$e" 'NR > 1 { if (($1 / 1000 - s)^2 <= 0.25) a = 1; if (($2 / 1000 - e)^2 <= 0.25) b = 1 }
+        END { exit !(a && b) }' "$TMP/long.tsv" && ok || bad "sentence $s-$e s not bracketed by a segment"
+done <"$TMP/truth"
+"$HARK" test samples -q --max-wer 15 >"$TMP/table" 2>&1 && ok || bad "hark test samples/: $(tail -n 3 "$TMP/table")"
+summary longsample
