@@ -14,7 +14,7 @@
  * threads take whole blocks: every OpenBLAS call is the same whatever the
  * thread count, so results are too.  256 rows keep the repacking of the
  * activations (once per block) rare and the widened f32 block small. */
-enum { BLOCK_ROWS = 256 };
+enum { BLOCK_ROWS = 256, ATTN_ROWS = 128 };
 
 /* A slice of a product: output columns (weight rows) [r0, r1). */
 typedef struct linear_job {
@@ -127,28 +127,36 @@ typedef struct attn_job {
     float *scratch; /* nq * nk floats per slot */
 } attn_job;
 
-static void attention_head(const attn_job *a, int h, float *s)
+/* Query rows [q0, q0 + nq) of head h: scores, mask, softmax, weighted sum. */
+static void attention_rows(const attn_job *a, int h, int q0, int nq, float *s)
 {
-    int nq = a->nq, nk = a->nk, d = a->d, dh = a->dh;
+    int nk = a->nk, d = a->d, dh = a->dh;
     float scale = 1.0f / sqrtf((float)dh);
-    if (nq == 1) { /* one query (a decoding step): matrix-vector, no packing */
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, nk, dh, scale, a->k + h * dh, d, a->q + h * dh,
-                    1, 0.0f, s, 1);
-    } else {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, dh, scale, a->q + h * dh, d,
-                    a->k + h * dh, d, 0.0f, s, nk);
-    }
+    const float *q = a->q + (size_t)q0 * d + h * dh;
+    float *out = a->out + (size_t)q0 * d + h * dh;
+    if (nq == 1) /* one query (a decoding step): matrix-vector, no packing */
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, nk, dh, scale, a->k + h * dh, d, q, 1, 0.0f, s, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, dh, scale, q, d, a->k + h * dh,
+                    d, 0.0f, s, nk);
     if (a->causal_offset >= 0)
         for (int i = 0; i < nq; i++)
-            for (int j = i + a->causal_offset + 1; j < nk; j++)
+            for (int j = q0 + i + a->causal_offset + 1; j < nk; j++)
                 s[(size_t)i * nk + j] = -INFINITY;
     hark_softmax_rows(s, nq, nk);
     if (nq == 1)
-        cblas_sgemv(CblasRowMajor, CblasTrans, nk, dh, 1.0f, a->v + h * dh, d, s, 1, 0.0f,
-                    a->out + h * dh, 1);
+        cblas_sgemv(CblasRowMajor, CblasTrans, nk, dh, 1.0f, a->v + h * dh, d, s, 1, 0.0f, out, 1);
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, dh, nk, 1.0f, s, nk,
-                    a->v + h * dh, d, 0.0f, a->out + h * dh, d);
+                    a->v + h * dh, d, 0.0f, out, d);
+}
+
+/* Blocks of ATTN_ROWS queries: the scores of a block stay in cache, and the
+ * encoder's 1500 x 1500 matrix of a head is never materialised whole. */
+static void attention_head(const attn_job *a, int h, float *s)
+{
+    for (int q0 = 0; q0 < a->nq; q0 += ATTN_ROWS)
+        attention_rows(a, h, q0, a->nq - q0 < ATTN_ROWS ? a->nq - q0 : ATTN_ROWS, s);
 }
 
 /* Slot i computes heads i, i + slots, ...: scratch grows with threads, not heads. */
@@ -156,13 +164,13 @@ static void attention_slot(void *arg, int slot)
 {
     const attn_job *a = arg;
     for (int h = slot; h < a->n_head; h += a->slots)
-        attention_head(a, h, a->scratch + (size_t)slot * a->nq * a->nk);
+        attention_head(a, h, a->scratch + (size_t)slot * (a->nq < ATTN_ROWS ? a->nq : ATTN_ROWS) * a->nk);
 }
 
 size_t hark_attention_scratch(int nq, int nk, int n_head)
 {
     int slots = hark_pool_threads() < n_head ? hark_pool_threads() : n_head;
-    return (size_t)slots * nq * nk;
+    return (size_t)slots * (nq < ATTN_ROWS ? nq : ATTN_ROWS) * nk;
 }
 
 void hark_attention(float *out, const float *q, const float *k, const float *v, int nq, int nk,
