@@ -166,30 +166,58 @@ AVX512 static float dot16_avx512(const uint16_t *row, const float *x, hark_dtype
     return s + tail_dot(row, x, t, c, cols);
 }
 
+/* m vectors at once; m is a constant after inlining, so the 2m accumulators
+ * live in registers (with a run-time m the compiler keeps them in memory). */
+AVX512 static inline __attribute__((always_inline)) void
+matvec_m_avx512(float *y, const float *x, const int m, const uint16_t *w, hark_dtype t, int rows,
+                int cols, int r0, int r1)
+{
+    int main_cols = cols & ~15;
+    for (int r = r0; r < r1; r++) {
+        const uint16_t *row = w + (size_t)r * cols;
+        __m512 acc[HARK_MAX_BATCH], acc2[HARK_MAX_BATCH];
+#pragma GCC unroll 8
+        for (int j = 0; j < m; j++)
+            acc[j] = acc2[j] = _mm512_setzero_ps();
+        int c = 0;
+        for (; c + 32 <= main_cols; c += 32) {
+            __m512 w0 = load_w16(row + c, t), w1 = load_w16(row + c + 16, t);
+    #pragma GCC unroll 8
+        for (int j = 0; j < m; j++) {
+                const float *xj = x + (size_t)j * cols + c;
+                acc[j] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xj), acc[j]);
+                acc2[j] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xj + 16), acc2[j]);
+            }
+        }
+        for (; c < main_cols; c += 16) {
+            __m512 wv = load_w16(row + c, t);
+    #pragma GCC unroll 8
+        for (int j = 0; j < m; j++)
+                acc[j] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x + (size_t)j * cols + c), acc[j]);
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < m; j++)
+            y[(size_t)j * rows + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[j], acc2[j])) +
+                                      tail_dot(row, x + (size_t)j * cols, t, main_cols, cols);
+    }
+}
+
 AVX512 static void matvec_avx512(float *y, const float *x, int m, const void *w, hark_dtype t,
                                  int rows, int cols, int r0, int r1)
 {
-    if (m == 1) {
+    const uint16_t *w16 = w;
+    switch (m) {
+    case 1:
         for (int r = r0; r < r1; r++)
-            y[r] = dot16_avx512((const uint16_t *)w + (size_t)r * cols, x, t, cols);
-        return;
-    }
-    int main_cols = cols & ~15;
-    for (int r = r0; r < r1; r++) {
-        const uint16_t *row = (const uint16_t *)w + (size_t)r * cols;
-        __m512 acc[HARK_MAX_BATCH];
-        for (int j = 0; j < m; j++)
-            acc[j] = _mm512_setzero_ps();
-        for (int c = 0; c < main_cols; c += 16) {
-            __m512 wv = load_w16(row + c, t);
-            for (int j = 0; j < m; j++)
-                acc[j] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x + (size_t)j * cols + c), acc[j]);
-        }
-        for (int j = 0; j < m; j++) {
-            float s = _mm512_reduce_add_ps(acc[j]);
-            s += tail_dot(row, x + (size_t)j * cols, t, main_cols, cols);
-            y[(size_t)j * rows + r] = s;
-        }
+            y[r] = dot16_avx512(w16 + (size_t)r * cols, x, t, cols);
+        break;
+    case 2: matvec_m_avx512(y, x, 2, w16, t, rows, cols, r0, r1); break;
+    case 3: matvec_m_avx512(y, x, 3, w16, t, rows, cols, r0, r1); break;
+    case 4: matvec_m_avx512(y, x, 4, w16, t, rows, cols, r0, r1); break;
+    case 5: matvec_m_avx512(y, x, 5, w16, t, rows, cols, r0, r1); break;
+    case 6: matvec_m_avx512(y, x, 6, w16, t, rows, cols, r0, r1); break;
+    case 7: matvec_m_avx512(y, x, 7, w16, t, rows, cols, r0, r1); break;
+    default: matvec_m_avx512(y, x, 8, w16, t, rows, cols, r0, r1); break;
     }
 }
 
@@ -254,31 +282,51 @@ AVX512 static float dot_q_avx512(const uint8_t *row, const float *x, hark_dtype 
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
-AVX512 static void matvec_q_avx512(float *y, const float *x, int m, const void *w, hark_dtype t,
-                                   int rows, int cols, int r0, int r1)
+/* m vectors at once, m constant after inlining (accumulators in registers). */
+AVX512 static inline __attribute__((always_inline)) void
+matvec_qm_avx512(float *y, const float *x, const int m, const uint8_t *w, hark_dtype t, int rows,
+                 int cols, int r0, int r1)
 {
     size_t bb = hark_block_bytes(t), row_bytes = (size_t)cols / 32 * bb;
-    if (m == 1) {
-        for (int r = r0; r < r1; r++)
-            y[r] = dot_q_avx512((const uint8_t *)w + (size_t)r * row_bytes, x, t, cols, bb);
-        return;
-    }
     for (int r = r0; r < r1; r++) {
-        const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
-        __m512 acc[HARK_MAX_BATCH];
+        const uint8_t *row = w + (size_t)r * row_bytes;
+        __m512 acc[HARK_MAX_BATCH], acc2[HARK_MAX_BATCH];
+#pragma GCC unroll 8
         for (int j = 0; j < m; j++)
-            acc[j] = _mm512_setzero_ps();
+            acc[j] = acc2[j] = _mm512_setzero_ps();
         for (int c = 0; c < cols; c += 32) {
             __m512 w0, w1;
             block512(row + (size_t)c / 32 * bb, t, &w0, &w1);
+#pragma GCC unroll 8
             for (int j = 0; j < m; j++) {
                 const float *xj = x + (size_t)j * cols + c;
                 acc[j] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xj), acc[j]);
-                acc[j] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xj + 16), acc[j]);
+                acc2[j] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xj + 16), acc2[j]);
             }
         }
+#pragma GCC unroll 8
         for (int j = 0; j < m; j++)
-            y[(size_t)j * rows + r] = _mm512_reduce_add_ps(acc[j]);
+            y[(size_t)j * rows + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[j], acc2[j]));
+    }
+}
+
+AVX512 static void matvec_q_avx512(float *y, const float *x, int m, const void *w, hark_dtype t,
+                                   int rows, int cols, int r0, int r1)
+{
+    const uint8_t *q = w;
+    size_t bb = hark_block_bytes(t), row_bytes = (size_t)cols / 32 * bb;
+    switch (m) {
+    case 1:
+        for (int r = r0; r < r1; r++)
+            y[r] = dot_q_avx512(q + (size_t)r * row_bytes, x, t, cols, bb);
+        break;
+    case 2: matvec_qm_avx512(y, x, 2, q, t, rows, cols, r0, r1); break;
+    case 3: matvec_qm_avx512(y, x, 3, q, t, rows, cols, r0, r1); break;
+    case 4: matvec_qm_avx512(y, x, 4, q, t, rows, cols, r0, r1); break;
+    case 5: matvec_qm_avx512(y, x, 5, q, t, rows, cols, r0, r1); break;
+    case 6: matvec_qm_avx512(y, x, 6, q, t, rows, cols, r0, r1); break;
+    case 7: matvec_qm_avx512(y, x, 7, q, t, rows, cols, r0, r1); break;
+    default: matvec_qm_avx512(y, x, 8, q, t, rows, cols, r0, r1); break;
     }
 }
 
