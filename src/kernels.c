@@ -428,27 +428,44 @@ AVX2 static inline float hsum256(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
-AVX2 static void matvec_avx2(float *y, const float *x, int m, const void *w, hark_dtype t,
-                             int rows, int cols, int r0, int r1)
+AVX2 static inline __attribute__((always_inline)) void
+matvec_m_avx2(float *y, const float *x, const int m, const uint16_t *w, hark_dtype t, int rows,
+              int cols, int r0, int r1)
 {
     int main_cols = cols & ~7;
     for (int r = r0; r < r1; r++) {
-        const uint16_t *row = (const uint16_t *)w + (size_t)r * cols;
+        const uint16_t *row = w + (size_t)r * cols;
         __m256 acc[HARK_MAX_BATCH];
+#pragma GCC unroll 8
         for (int j = 0; j < m; j++)
             acc[j] = _mm256_setzero_ps();
         for (int c = 0; c < main_cols; c += 8) {
             __m128i h = _mm_loadu_si128((const __m128i *)(row + c));
             __m256 wv = t == HARK_F16 ? _mm256_cvtph_ps(h)
                                       : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+#pragma GCC unroll 8
             for (int j = 0; j < m; j++)
                 acc[j] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + (size_t)j * cols + c), acc[j]);
         }
-        for (int j = 0; j < m; j++) {
-            float s = hsum256(acc[j]);
-            s += tail_dot(row, x + (size_t)j * cols, t, main_cols, cols);
-            y[(size_t)j * rows + r] = s;
-        }
+#pragma GCC unroll 8
+        for (int j = 0; j < m; j++)
+            y[(size_t)j * rows + r] = hsum256(acc[j]) + tail_dot(row, x + (size_t)j * cols, t, main_cols, cols);
+    }
+}
+
+AVX2 static void matvec_avx2(float *y, const float *x, int m, const void *w, hark_dtype t,
+                             int rows, int cols, int r0, int r1)
+{
+    const uint16_t *w16 = w;
+    switch (m) { /* a constant vector count keeps the accumulators in registers */
+    case 1: matvec_m_avx2(y, x, 1, w16, t, rows, cols, r0, r1); break;
+    case 2: matvec_m_avx2(y, x, 2, w16, t, rows, cols, r0, r1); break;
+    case 3: matvec_m_avx2(y, x, 3, w16, t, rows, cols, r0, r1); break;
+    case 4: matvec_m_avx2(y, x, 4, w16, t, rows, cols, r0, r1); break;
+    case 5: matvec_m_avx2(y, x, 5, w16, t, rows, cols, r0, r1); break;
+    case 6: matvec_m_avx2(y, x, 6, w16, t, rows, cols, r0, r1); break;
+    case 7: matvec_m_avx2(y, x, 7, w16, t, rows, cols, r0, r1); break;
+    default: matvec_m_avx2(y, x, 8, w16, t, rows, cols, r0, r1); break;
     }
 }
 #endif
@@ -504,6 +521,26 @@ void hark_kernels_force_portable(int on)
 {
     kernels();
     active = on ? &PORTABLE : best;
+}
+
+int hark_kernels_select(const char *name)
+{
+    kernels();
+    const kernel_set *all[] = {&PORTABLE,
+#ifdef HARK_X86
+                               &K_AVX2, &K_AVX512
+#endif
+    };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        /* only sets no faster than the best this CPU runs */
+        if (strcmp(all[i]->name, name) == 0 && (all[i] == best || all[i] == &PORTABLE ||
+                                                 (best == &K_AVX512 && all[i] == &K_AVX2))) {
+            best = all[i];
+            active = all[i];
+            return 0;
+        }
+    }
+    return -1;
 }
 
 const char *hark_kernels_name(void)

@@ -24,5 +24,8 @@ void hark_gelu_fast(float *x, size_t n);
  * when HARK_PORTABLE_KERNELS is set. */
 const char *hark_kernels_name(void);
 void hark_kernels_force_portable(int on);
+/* Tests: makes the named kernel set ("AVX2+F16C+FMA", ...) the one in use, if this
+ * CPU runs it; returns -1 otherwise. */
+int hark_kernels_select(const char *name);
 
 #endif

@@ -162,11 +162,19 @@ static void test_linear_paths(void)
 
 int main(void)
 {
-    test_widen();
-    test_matvec(HARK_F16);
-    test_matvec(HARK_BF16);
-    test_matvec_quant();
-    test_softmax_gelu();
-    test_linear_paths();
+    /* every kernel set this CPU runs, fastest first, against the portable twins */
+    const char *sets[] = {"AVX-512", "AVX2+F16C+FMA"};
+    for (int i = 0; i < 2; i++) {
+        if (hark_kernels_select(sets[i]) != 0) {
+            SKIP("%s kernels: not on this CPU", sets[i]);
+            continue;
+        }
+        test_widen();
+        test_matvec(HARK_F16);
+        test_matvec(HARK_BF16);
+        test_matvec_quant();
+        test_softmax_gelu();
+        test_linear_paths();
+    }
     return check_summary("kernels");
 }
