@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "decode.h"
 #include "pool.h"
 #include "transcribe.h"
 
@@ -14,6 +15,7 @@ struct hark_context {
     hark_result result;
     hark_error error;
     hark_pool *pool;  /* params.n_threads threads, made once */
+    hark_decoder *dec; /* KV caches, made once */
 };
 
 hark_params hark_default_params(void)
@@ -45,7 +47,10 @@ hark_context *hark_context_new(const hark_model *model, const hark_params *param
     c->model = model;
     c->params = params ? *params : hark_default_params();
     c->pool = hark_pool_new(c->params.n_threads);
-    if (!c->pool) {
+    c->dec = hark_decoder_new();
+    if (!c->pool || !c->dec) {
+        hark_pool_free(c->pool);
+        hark_decoder_free(c->dec);
         free(c);
         return NULL;
     }
@@ -58,6 +63,7 @@ void hark_context_free(hark_context *c)
         return;
     hark_result_clear(&c->result);
     hark_pool_free(c->pool);
+    hark_decoder_free(c->dec);
     free(c);
 }
 
@@ -71,7 +77,7 @@ int hark_transcribe(hark_context *c, const float *samples, size_t n)
     c->error.msg[0] = 0;
     if (!samples && n)
         return hark_fail(&c->error, HARK_ERR_ARG, "no samples given");
-    return hark_run(c->model, &c->params, c->pool, samples, n, &c->result, &c->error);
+    return hark_run(c->model, &c->params, c->pool, c->dec, samples, n, &c->result, &c->error);
 }
 
 int hark_transcribe_file(hark_context *c, const char *path)
@@ -83,7 +89,7 @@ int hark_transcribe_file(hark_context *c, const char *path)
     int rc = hark_audio_read(path, &x, &n, &c->error);
     if (rc)
         return rc;
-    rc = hark_run(c->model, &c->params, c->pool, x, n, &c->result, &c->error);
+    rc = hark_run(c->model, &c->params, c->pool, c->dec, x, n, &c->result, &c->error);
     /* name the input, unless the message already names a file (input or model) */
     if (rc && strncmp(c->error.msg, path, strlen(path)) != 0 &&
         strncmp(c->error.msg, c->model->path, strlen(c->model->path)) != 0) {

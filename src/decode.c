@@ -481,31 +481,89 @@ static int decode_beam(const hark_model *m, const hark_decode_opts *o, seq *pool
     return rc;
 }
 
+/* Sequences and batch buffers kept between windows: the KV caches are made
+ * once (per context) and reused. */
+struct hark_decoder {
+    seq *seqs;
+    int n;
+    const hark_model *model;
+    pending *p;
+};
+
+hark_decoder *hark_decoder_new(void)
+{
+    return calloc(1, sizeof(hark_decoder));
+}
+
+void hark_decoder_free(hark_decoder *d)
+{
+    if (!d)
+        return;
+    for (int i = 0; i < d->n; i++)
+        seq_free(&d->seqs[i]);
+    free(d->seqs);
+    if (d->p)
+        free(d->p->logits);
+    free(d->p);
+    free(d);
+}
+
+/* At least n sequences of model m, reset, reading cross. */
+static int decoder_prepare(hark_decoder *d, const hark_model *m, const hark_cross *cross, int n)
+{
+    if (d->model != m) { /* another model: other cache sizes */
+        for (int i = 0; i < d->n; i++)
+            seq_free(&d->seqs[i]);
+        d->n = 0;
+        d->model = m;
+        if (d->p)
+            free(d->p->logits);
+        free(d->p);
+        d->p = NULL;
+    }
+    if (!d->p && (!(d->p = calloc(1, sizeof(pending))) ||
+                  !(d->p->logits = malloc(sizeof(float) * 64 * (size_t)m->hp.n_vocab))))
+        return HARK_ERR_NOMEM;
+    if (n > d->n) {
+        seq *s = realloc(d->seqs, sizeof(seq) * (size_t)n);
+        if (!s)
+            return HARK_ERR_NOMEM;
+        d->seqs = s;
+        for (; d->n < n; d->n++)
+            if (seq_init(&d->seqs[d->n], m, cross)) {
+                seq_free(&d->seqs[d->n]);
+                return HARK_ERR_NOMEM;
+            }
+    }
+    for (int i = 0; i < n; i++) {
+        seq *q = &d->seqs[i];
+        q->kv.cross = cross;
+        q->kv.n_past = 0;
+        q->done = 0;
+        q->w.n = 0;
+        q->w.sum_logprob = 0;
+        q->w.no_speech_prob = 0;
+    }
+    d->p->n = 0;
+    return 0;
+}
+
 int hark_decode_window(const hark_model *m, const hark_cross *cross, const hark_decode_opts *o,
-                       hark_window *w)
+                       hark_decoder *dec, hark_window *w)
 {
     int beam = o->temperature == 0 && o->beam_size > 1;
     int n = beam ? 2 * o->beam_size : (o->temperature > 0 && o->best_of > 1 ? o->best_of : 1);
-    seq *seqs = calloc((size_t)n, sizeof(seq));
-    int rc = seqs ? 0 : HARK_ERR_NOMEM;
-    for (int i = 0; i < n && !rc; i++)
-        rc = seq_init(&seqs[i], m, cross);
-    if (!rc)
-        rc = run_start(m, o, &seqs[0]);
+    hark_decoder *d = dec ? dec : hark_decoder_new();
+    int rc = d ? decoder_prepare(d, m, cross, n) : HARK_ERR_NOMEM;
     memset(w, 0, sizeof *w);
-    float no_speech = seqs && !rc ? seqs[0].w.no_speech_prob : 0;
-    pending *p = calloc(1, sizeof *p);
-    if (!rc && (!p || !(p->logits = malloc(sizeof(float) * 64 * (size_t)m->hp.n_vocab))))
-        rc = HARK_ERR_NOMEM;
     if (!rc)
-        rc = beam ? decode_beam(m, o, seqs, p, w) : decode_independent(m, o, seqs, n, p, w);
-    if (p)
-        free(p->logits);
-    free(p);
+        rc = run_start(m, o, &d->seqs[0]);
+    float no_speech = rc ? 0 : d->seqs[0].w.no_speech_prob;
+    if (!rc)
+        rc = beam ? decode_beam(m, o, d->seqs, d->p, w) : decode_independent(m, o, d->seqs, n, d->p, w);
     w->no_speech_prob = no_speech;
-    for (int i = 0; seqs && i < n; i++)
-        seq_free(&seqs[i]);
-    free(seqs);
+    if (!dec)
+        hark_decoder_free(d);
     if (rc)
         hark_window_free(w);
     return rc;

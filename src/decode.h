@@ -29,9 +29,15 @@ typedef struct hark_window {
     float no_speech_prob;
 } hark_window;
 
-/* Decodes one window against cross K/V already set for it. */
+/* KV caches and buffers for decoding, made once and reused window after window. */
+typedef struct hark_decoder hark_decoder;
+hark_decoder *hark_decoder_new(void);
+void hark_decoder_free(hark_decoder *d);
+
+/* Decodes one window against cross K/V already set for it; dec may be NULL
+ * (temporary caches). */
 int hark_decode_window(const hark_model *m, const hark_cross *cross, const hark_decode_opts *o,
-                       hark_window *w);
+                       hark_decoder *dec, hark_window *w);
 void hark_window_free(hark_window *w);
 /* The start sequence: [startofprev prompt...] sot [lang task] [notimestamps].
  * *sot_index receives the position of sot. */

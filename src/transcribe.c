@@ -67,6 +67,7 @@ typedef struct loop_state {
     int frames, content;
     hark_cross cross;
     hark_workspace ws;     /* the encoder's, reused window after window */
+    hark_decoder *dec;     /* the context's KV caches */
     int *history;          /* every text and timestamp token so far (the prompt source) */
     int n_history, cap_history, prompt_from;
     int lang_token, task_token;
@@ -191,7 +192,7 @@ static int decode_with_fallback(loop_state *st, int seek, hark_window *w, float 
         hark_decode_opts o = window_opts(st, t, seek, i);
         if (i > 0)
             hark_window_free(w);
-        if ((rc = hark_decode_window(st->m, &st->cross, &o, w)))
+        if ((rc = hark_decode_window(st->m, &st->cross, &o, st->dec, w)))
             return rc;
         *temperature = t;
         if (!needs_fallback(p, st->m, w))
@@ -377,11 +378,12 @@ static int prepare(loop_state *st, const float *samples, size_t n, hark_error *e
     return 0;
 }
 
-int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, const float *samples,
-             size_t n, hark_result *r, hark_error *e)
+int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_decoder *dec,
+             const float *samples, size_t n, hark_result *r, hark_error *e)
 {
     loop_state st = {0};
     st.m = m;
+    st.dec = dec;
     st.p = p;
     st.lang_token = st.task_token = -1;
     hark_result_clear(r);

@@ -39,7 +39,9 @@ int hark_needs_fallback(const hark_params *p, const char *text, double sum_logpr
                         float no_speech_prob);
 /* Transcribes 16 kHz mono samples into r. */
 struct hark_pool;
+struct hark_decoder;
 int hark_run(const hark_model *m, const hark_params *p, struct hark_pool *pool,
-             const float *samples, size_t n, hark_result *r, hark_error *e);
+             struct hark_decoder *dec, const float *samples, size_t n, hark_result *r,
+             hark_error *e);
 
 #endif

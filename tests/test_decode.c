@@ -93,6 +93,7 @@ static void test_beam_vs_greedy(const hark_model *m)
     float *win = malloc(sizeof(float) * 80 * len), *enc = malloc(sizeof(float) * m->hp.n_audio_ctx * m->hp.n_audio_state);
     hark_cross cross;
     hark_cross_init(&cross, m);
+    hark_decoder *dec = hark_decoder_new(); /* reused across windows and strategies */
     for (int ts = 0; ts < 2; ts++)
         for (int seek = 0; seek < (int)(n / 160); seek += len) {
             for (int c = 0; c < 80; c++)
@@ -102,9 +103,9 @@ static void test_beam_vs_greedy(const hark_model *m)
             hark_decode_opts g = opts(ts), b = opts(ts);
             b.beam_size = 5;
             hark_window wg, wb, wb2;
-            CHECK(hark_decode_window(m, &cross, &g, &wg) == 0, "greedy");
-            CHECK(hark_decode_window(m, &cross, &b, &wb) == 0, "beam");
-            CHECK(hark_decode_window(m, &cross, &b, &wb2) == 0, "beam again");
+            CHECK(hark_decode_window(m, &cross, &g, NULL, &wg) == 0, "greedy");
+            CHECK(hark_decode_window(m, &cross, &b, dec, &wb) == 0, "beam");
+            CHECK(hark_decode_window(m, &cross, &b, dec, &wb2) == 0, "beam again");
             printf("window %d%s: greedy sum_logprob %.4f (%d tokens), beam %.4f (%d tokens)\n",
                    seek, ts ? " with timestamps" : "", wg.sum_logprob, wg.n, wb.sum_logprob, wb.n);
             /* beams step in batches (other rounding than single steps): 1e-4 slack */
@@ -120,13 +121,14 @@ static void test_beam_vs_greedy(const hark_model *m)
     s1.best_of = 3;
     s1.seed = 42;
     hark_window a, b, c;
-    hark_decode_window(m, &cross, &s1, &a);
-    hark_decode_window(m, &cross, &s1, &b);
+    hark_decode_window(m, &cross, &s1, dec, &a);
+    hark_decode_window(m, &cross, &s1, dec, &b);
     s1.seed = 43;
-    hark_decode_window(m, &cross, &s1, &c);
+    hark_decode_window(m, &cross, &s1, dec, &c);
     CHECK(a.n == b.n && memcmp(a.tokens, b.tokens, sizeof(int) * a.n) == 0, "same seed, same sample");
     CHECK(a.n != c.n || memcmp(a.tokens, c.tokens, sizeof(int) * a.n) != 0, "another seed, another sample");
     hark_window_free(&a), hark_window_free(&b), hark_window_free(&c);
+    hark_decoder_free(dec);
     hark_cross_free(&cross);
     free(x), free(mel), free(win), free(enc);
 }
@@ -160,7 +162,7 @@ static void test_beam_reference(const hark_model *m)
         o.beam_size = 5;
         o.patience = (float)cJSON_GetObjectItem(b, "patience")->valuedouble;
         hark_window w;
-        CHECK(hark_decode_window(m, &cross, &o, &w) == 0, "beam");
+        CHECK(hark_decode_window(m, &cross, &o, NULL, &w) == 0, "beam");
         cJSON *toks = cJSON_GetObjectItem(b, "tokens");
         int same = w.n == cJSON_GetArraySize(toks), j = 0;
         for (cJSON *t = toks->child; t && same; t = t->next, j++)
