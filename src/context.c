@@ -161,6 +161,7 @@ int hark_detect_language(hark_context *c, const float *samples, size_t n, const 
     int rc = !m->vocab.multilingual ? hark_fail(&c->error, HARK_ERR_MODEL, "%s: an English-only model has no language to detect", m->path)
            : !window || !enc || !p || !order || hark_cross_init(&cross, m) ? HARK_ERR_NOMEM
            : hark_log_mel(samples, n, 30 * HARK_SAMPLE_RATE, m->hp.n_mels, 1, &mel, &frames, &c->error);
+    hark_pool_use(c->pool);
     if (!rc) {
         for (int ch = 0; ch < m->hp.n_mels; ch++)
             for (int t = 0; t < len; t++)
@@ -171,6 +172,7 @@ int hark_detect_language(hark_context *c, const float *samples, size_t n, const 
         codes[i] = hark_lang_code(order[i]);
         probs[i] = p[i];
     }
+    hark_pool_use(NULL);
     hark_cross_free(&cross);
     free(mel), free(window), free(enc), free(p), free(order);
     return rc ? rc : got;
