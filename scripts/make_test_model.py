@@ -17,6 +17,8 @@ Run: /usr/bin/python3 scripts/make_test_model.py
 """
 import json
 import os
+import re
+import string
 import sys
 import wave
 
@@ -148,7 +150,7 @@ def main():
     with open(os.path.join(OUT, "ref_beam.json"), "w") as f:
         json.dump(beams, f, indent=1)
     with open(os.path.join(OUT, "ref_words.json"), "w") as f:
-        json.dump(word_reference(model, sp, tokens, tokens, audio), f, indent=1)
+        json.dump(word_reference(model, sp, tokens, audio), f, indent=1)
     print("windows:", len(windows), "smallest top-2 logit margin of any greedy step:",
           min(margins), "distinct tokens:", len({t for w in windows for t in w["tokens"]}))
     print("text:", ref["text"][:200])
@@ -202,12 +204,55 @@ def dtw(x):
     return path[0], path[1]
 
 
-def word_reference(model, sp, tokens, merges_tokens, audio):
-    """openai's find_alignment on the first window for an ASCII sentence:
-    words with window-relative start and end times (ref_words.json)."""
-    ids = {t: i for i, t in enumerate(merges_tokens)}
-    text = [t for w in " the quick brown fox jumps over the lazy dog".split(" ")[1:]
-            for t in hm.bpe_encode_piece(ids, (" " + w).encode())]
+def ascii_pieces(text):
+    """GPT-2's pre-tokenizer pattern, for ASCII text."""
+    return re.findall(r"'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+",
+                      text)
+
+
+def split_words_openai(ids, token_bytes, eot):
+    """openai's split_tokens_on_spaces for ASCII tokens, eot last."""
+    words, wtoks = [], []
+    for t in ids + [eot]:
+        sub = token_bytes[t].decode() if t < eot else "<|endoftext|>"
+        if t >= eot or sub.startswith(" ") or sub.strip() in string.punctuation or not words:
+            words.append(sub)
+            wtoks.append([t])
+        else:
+            words[-1] += sub
+            wtoks[-1].append(t)
+    return words, wtoks
+
+
+def merge_punctuations(words, prepended="\"'\u201c\u00bf([{-",
+                       appended="\"'.\u3002,\uff0c!\uff01?\uff1f:\uff1a\u201d)]}\u3001"):
+    """openai's merge_punctuations on [word, tokens, start, end] lists."""
+    i, j = len(words) - 2, len(words) - 1
+    while i >= 0:
+        prev, follow = words[i], words[j]
+        if prev[0].startswith(" ") and prev[0].strip() in prepended:
+            follow[0], follow[1] = prev[0] + follow[0], prev[1] + follow[1]
+            prev[0], prev[1] = "", []
+        else:
+            j = i
+        i -= 1
+    i, j = 0, 1
+    while j < len(words):
+        prev, follow = words[i], words[j]
+        if not prev[0].endswith(" ") and follow[0] in appended:
+            prev[0], prev[1] = prev[0] + follow[0], prev[1] + follow[1]
+            follow[0], follow[1] = "", []
+        else:
+            i = j
+        j += 1
+
+
+def word_reference(model, sp, tokens, audio):
+    """openai's find_alignment and merge_punctuations on the first window for a
+    punctuated ASCII sentence: words with window-relative times (ref_words.json)."""
+    ids = {t: i for i, t in enumerate(tokens)}
+    sentence = ' "The quick brown fox," he said - (it jumps over the lazy dog!)'
+    text = [t for piece in ascii_pieces(sentence) for t in hm.bpe_encode_piece(ids, piece.encode())]
     window = 2 * model.dims.n_audio_ctx
     mel = hm.log_mel_spectrogram(audio, 80, padding=480000)[:, :window]
     seq = [sp.sot, sp.notimestamps] + text + [sp.eot]
@@ -225,16 +270,13 @@ def word_reference(model, sp, tokens, merges_tokens, audio):
     text_idx, time_idx = dtw(-matrix.astype(np.float64))
     jumps = np.pad(np.diff(text_idx), (1, 0), constant_values=1).astype(bool)
     times = time_idx[jumps] / 50.0
-    bounds, at = [0], 0
-    words = []
-    for i, t in enumerate(text):  # every word here begins with a space: one token a word start
-        if merges_tokens[t].startswith(b" ") and i > 0:
-            bounds.append(i)
-    bounds.append(len(text))
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        words.append({"word": b"".join(merges_tokens[t] for t in text[a:b]).decode(),
-                      "start": round(float(times[a]), 2), "end": round(float(times[b]), 2)})
-    return {"tokens": text, "words": words, "frames": window}
+    words, wtoks = split_words_openai(text, tokens, sp.eot)
+    bounds = np.pad(np.cumsum([len(t) for t in wtoks[:-1]]), (1, 0))
+    timed = [[wd, tk, round(float(times[a]), 2), round(float(times[b]), 2)]
+             for wd, tk, a, b in zip(words[:-1], wtoks[:-1], bounds[:-1], bounds[1:])]
+    merge_punctuations(timed)
+    return {"tokens": text, "frames": window,
+            "words": [{"word": wd, "start": a, "end": b} for wd, tk, a, b in timed if wd]}
 
 
 def make_multilingual(tokens, merges, audio):

@@ -122,19 +122,28 @@ static int dtw(const float *x, int n, int m, int *ti, int *fi)
 /* ---------------------------------------------------------- words */
 
 typedef struct word_span {
-    int first, count;  /* text tokens [first, first + count) */
+    int first, count;     /* text tokens [first, first + count) */
+    double start, end;    /* window-relative, from the word's own tokens */
+    double probability;
+    int empty;            /* merged into a neighbour */
 } word_span;
 
-static int is_punctuation_token(const char *s)
+/* Python's `text.strip() in string.punctuation`: a substring test, so an
+ * all-blank token counts too, as it does in openai's word splitting. */
+static int is_punctuation_token(const char *s, int len)
 {
-    while (*s == ' ')
-        s++;
-    if (!*s)
+    static const char PUNCT[] = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+    char buf[64];
+    int a = 0, b = len;
+    while (a < b && strchr(" \t\n\r\v\f", s[a]))
+        a++;
+    while (b > a && strchr(" \t\n\r\v\f", s[b - 1]))
+        b--;
+    if (b - a >= (int)sizeof buf)
         return 0;
-    for (; *s; s++)
-        if (!strchr("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", *s))
-            return 0;
-    return 1;
+    memcpy(buf, s + a, (size_t)(b - a));
+    buf[b - a] = 0;
+    return strstr(PUNCT, buf) != NULL;
 }
 
 /* openai's split_tokens_on_spaces, with a token as the unit. */
@@ -144,16 +153,82 @@ static int split_words(const hark_vocab *v, const int *t, int n, word_span *w)
     for (int i = 0; i < n; i++) {
         int len;
         const char *b = hark_token_bytes(v, t[i], &len);
-        int starts = k == 0 || (len > 0 && b[0] == ' ') || is_punctuation_token(b);
+        int starts = k == 0 || (len > 0 && b[0] == ' ') || is_punctuation_token(b, len);
         /* a token that continues a multi-byte character never starts a word */
         if (len > 0 && ((unsigned char)b[0] & 0xc0) == 0x80)
             starts = k == 0;
         if (starts)
-            w[k++] = (word_span){i, 1};
+            w[k++] = (word_span){i, 1, 0, 0, 0, 0};
         else
             w[k - 1].count++;
     }
     return k;
+}
+
+/* The text of word w, NUL-terminated (empty if longer than the buffer). */
+static const char *word_text(const hark_vocab *v, const int *t, const word_span *w, char *buf,
+                             int cap)
+{
+    int len = 0;
+    for (int k = 0; k < w->count; k++) {
+        int l;
+        const char *b = hark_token_bytes(v, t[w->first + k], &l);
+        if (len + l >= cap)
+            return "";
+        memcpy(buf + len, b, (size_t)l);
+        len += l;
+    }
+    buf[len] = 0;
+    return buf;
+}
+
+/* Python's `word.strip() in marks` (strip: spaces only here) or `word in marks`. */
+static int is_mark(const char *word, const char *marks, int strip)
+{
+    char buf[64];
+    size_t a = 0, b = strlen(word);
+    while (strip && a < b && word[a] == ' ')
+        a++;
+    while (strip && b > a && word[b - 1] == ' ')
+        b--;
+    if (b - a >= sizeof buf)
+        return 0;
+    memcpy(buf, word + a, b - a);
+    buf[b - a] = 0;
+    return strstr(marks, buf) != NULL;
+}
+
+/* openai's merge_punctuations: opening marks join the next word, closing
+ * ones the previous; the word that stays keeps its own timing. */
+static void merge_punctuation(const hark_vocab *v, const int *t, word_span *w, int n)
+{
+    static const char PREPEND[] = "\"'\xe2\x80\x9c\xc2\xbf([{-";
+    static const char APPEND[] = "\"'.\xe3\x80\x82,\xef\xbc\x8c!\xef\xbc\x81?\xef\xbc\x9f:"
+                                 "\xef\xbc\x9a\xe2\x80\x9d)]}\xe3\x80\x81";
+    char buf[256];
+    for (int i = n - 2, j = n - 1; i >= 0; i--) {
+        const char *word = word_text(v, t, &w[i], buf, sizeof buf);
+        if (word[0] == ' ' && is_mark(word, PREPEND, 1)) {
+            w[j].first = w[i].first;
+            w[j].count += w[i].count;
+            w[i].empty = 1, w[i].count = 0;
+        } else {
+            j = i;
+        }
+    }
+    for (int i = 0, j = 1; j < n; j++) {
+        const char *prev = word_text(v, t, &w[i], buf, sizeof buf);
+        size_t pl = strlen(prev);
+        int ends_space = pl > 0 && prev[pl - 1] == ' ';
+        char nbuf[256];
+        const char *next = word_text(v, t, &w[j], nbuf, sizeof nbuf);
+        if (!ends_space && !w[j].empty && is_mark(next, APPEND, 0)) {
+            w[i].count += w[j].count;
+            w[j].empty = 1, w[j].count = 0;
+        } else {
+            i = j;
+        }
+    }
 }
 
 typedef struct align_in {
@@ -229,10 +304,24 @@ static double *row_times(const float *mat, int rows, int cols)
     return t;
 }
 
-static int attach_words(const align_in *a, const double *times, const word_span *ws, int n_words,
-                        hark_segment *segs, int n_segs)
+/* Timing and probability of each word from its own tokens (before merging). */
+static void time_words(const align_in *a, const double *times, word_span *ws, int n_words)
 {
-    int word = 0, token_base = 0;
+    for (int i = 0; i < n_words; i++) {
+        word_span *w = &ws[i];
+        w->start = times[w->first];
+        w->end = times[w->first + w->count];
+        double p = 0;
+        for (int k = 0; k < w->count; k++)
+            p += a->probs[w->first + k];
+        w->probability = p / w->count;
+    }
+}
+
+static int attach_words(const align_in *a, const word_span *ws, int n_words, hark_segment *segs,
+                        int n_segs)
+{
+    int word = 0;
     for (int si = 0; si < n_segs; si++) {
         hark_segment *s = &segs[si];
         int n_text = 0;
@@ -241,18 +330,17 @@ static int attach_words(const align_in *a, const double *times, const word_span 
         s->words = calloc((size_t)(n_words ? n_words : 1), sizeof(hark_word));
         if (!s->words)
             return HARK_ERR_NOMEM;
-        while (word < n_words && ws[word].first < token_base + n_text) {
-            const word_span *w = &ws[word++];
+        for (int used = 0; word < n_words && used < n_text; word++) {
+            const word_span *w = &ws[word];
+            used += w->count;
+            if (w->empty)
+                continue;
             hark_word *out = &s->words[s->n_words++];
             out->text = hark_detokenize(&a->m->vocab, a->text + w->first, w->count);
-            out->start = a->t0 + times[w->first];
-            out->end = a->t0 + times[w->first + w->count];
-            double p = 0;
-            for (int k = 0; k < w->count; k++)
-                p += a->probs[w->first + k];
-            out->probability = (float)(p / w->count);
+            out->start = a->t0 + w->start;
+            out->end = a->t0 + w->end;
+            out->probability = (float)w->probability;
         }
-        token_base += n_text;
     }
     return 0;
 }
@@ -278,7 +366,11 @@ int hark_align_words(const hark_model *m, const hark_cross *cross, const hark_de
     if (mat) {
         double *times = row_times(mat, n + 1, cols);
         int n_words = split_words(&m->vocab, text, n, ws);
-        rc = times ? attach_words(&a, times, ws, n_words, segs, n_segs) : HARK_ERR_NOMEM;
+        if (times) {
+            time_words(&a, times, ws, n_words);
+            merge_punctuation(&m->vocab, text, ws, n_words);
+        }
+        rc = times ? attach_words(&a, ws, n_words, segs, n_segs) : HARK_ERR_NOMEM;
         free(times);
     } else if (n == 0) {
         rc = 0;
