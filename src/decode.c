@@ -360,10 +360,16 @@ static int top_candidates(const float *logits, int V, int k, double base, int so
 }
 
 typedef struct beam_state {
-    seq *beams, *next;     /* live beams and the buffer the next step fills */
+    seq *pool;             /* beam_size sequences: the live beams live in place */
+    int live[64], n_live;  /* pool slots of the live beams, best first */
     hark_window *finished; /* up to max_candidates, each ending with eot   */
-    int n_live, n_finished, max_candidates, size;
+    int n_finished, max_candidates, size;
 } beam_state;
+
+static seq *beam(beam_state *b, int j)
+{
+    return &b->pool[b->live[j]];
+}
 
 static int add_finished(beam_state *b, const hark_window *w, double score)
 {
@@ -378,42 +384,61 @@ static int add_finished(beam_state *b, const hark_window *w, double score)
     return 0;
 }
 
+/* The next beams take their source's slot when they are its first heir, so
+ * most beams continue in place; only the others copy a cache into a free slot. */
+static int place_beams(const hark_model *m, beam_state *b, const candidate *next, int n,
+                       int *slot)
+{
+    char claimed[64] = {0}, used[64] = {0};
+    for (int k = 0; k < n; k++) {
+        int src = b->live[next[k].source];
+        slot[k] = claimed[src] ? -1 : src;
+        claimed[src] = used[src] = 1;
+    }
+    for (int k = 0, free_slot = 0; k < n; k++) {
+        if (slot[k] >= 0)
+            continue;
+        while (used[free_slot])
+            free_slot++;
+        used[free_slot] = 1;
+        slot[k] = free_slot;
+        int rc = seq_copy(m, &b->pool[free_slot], beam(b, next[k].source));
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int beam_step(const hark_model *m, const hark_decode_opts *o, beam_state *b,
                      candidate *cand, pending *p)
 {
-    int V = m->hp.n_vocab, n = 0, saved = 0, rc = 0;
+    int V = m->hp.n_vocab, n = 0, saved = 0, rc = 0, slot[64];
     for (int j = 0; j < b->n_live; j++) {
-        seq *s = &b->beams[j];
+        seq *s = beam(b, j);
         hark_apply_filters(m, o, s->logits, s->w.tokens, s->w.n);
         n += top_candidates(s->logits, V, b->size + 1, s->w.sum_logprob, j, cand, n);
     }
     qsort(cand, (size_t)n, sizeof *cand, by_score);
-    hark_window newly[128];
-    int n_new = 0;
+    candidate next[64];
     for (int i = 0; i < n && saved < b->size && !rc; i++) {
-        const seq *src = &b->beams[cand[i].source];
-        if (cand[i].token == m->vocab.sp.eot) {
-            if (n_new < 128)
-                newly[n_new++] = (hark_window){.tokens = src->w.tokens, .probs = src->w.probs,
-                                               .n = src->w.n, .sum_logprob = cand[i].score,
-                                               .no_speech_prob = src->w.no_speech_prob};
+        if (cand[i].token != m->vocab.sp.eot) {
+            next[saved++] = cand[i];
             continue;
         }
-        seq *dst = &b->next[saved++];
-        rc = seq_copy(m, dst, src);
-        dst->w.sum_logprob = cand[i].score - cand[i].lp; /* seq_take adds lp back */
-        if (!rc)
-            rc = pending_add(m, p, dst, cand[i].token, cand[i].lp);
+        /* in score order, as openai adds them; read before any beam moves on */
+        hark_window w = beam(b, cand[i].source)->w;
+        rc = add_finished(b, &w, cand[i].score);
     }
     if (!rc)
-        rc = pending_run(m, p);
-    for (int i = 0; i < n_new && !rc; i++) /* already in score order */
-        rc = add_finished(b, &newly[i], newly[i].sum_logprob);
-    seq *t = b->beams;
-    b->beams = b->next;
-    b->next = t;
+        rc = place_beams(m, b, next, saved, slot);
+    for (int k = 0; k < saved && !rc; k++) {
+        seq *s = &b->pool[slot[k]];
+        s->w.sum_logprob = next[k].score - next[k].lp; /* seq_take adds lp back */
+        rc = pending_add(m, p, s, next[k].token, next[k].lp);
+        b->live[k] = slot[k];
+    }
     b->n_live = saved;
-    return rc;
+    return rc ? rc : pending_run(m, p);
 }
 
 /* Too few finished sequences: the live beams, best first, as if they ended
@@ -421,15 +446,15 @@ static int beam_step(const hark_model *m, const hark_decode_opts *o, beam_state 
 static int finish_live_beams(beam_state *b)
 {
     int rc = 0;
-    char used[128] = {0}; /* beams <= 64 */
+    char used[64] = {0};
     b->max_candidates = b->size > b->max_candidates ? b->size : b->max_candidates;
     for (int k = 0; !rc && b->n_finished < b->size && k < b->n_live; k++) {
         int best = -1;
         for (int j = 0; j < b->n_live; j++)
-            if (!used[j] && (best < 0 || b->beams[j].w.sum_logprob > b->beams[best].w.sum_logprob))
+            if (!used[j] && (best < 0 || beam(b, j)->w.sum_logprob > beam(b, best)->w.sum_logprob))
                 best = j;
         used[best] = 1;
-        rc = add_finished(b, &b->beams[best].w, b->beams[best].w.sum_logprob);
+        rc = add_finished(b, &beam(b, best)->w, beam(b, best)->w.sum_logprob);
     }
     return rc;
 }
@@ -448,7 +473,8 @@ static int decode_beam(const hark_model *m, const hark_decode_opts *o, seq *pool
                        hark_window *out)
 {
     int size = o->beam_size, rc = 0;
-    beam_state b = {pool, pool + size, NULL, 1, 0, 0, size};
+    beam_state b = {0};
+    b.pool = pool, b.n_live = 1, b.size = size; /* the start sequence in slot 0 */
     b.max_candidates = (int)lround(size * (o->patience > 0 ? o->patience : 1.0));
     if (b.max_candidates < 1)
         b.max_candidates = 1;
@@ -462,7 +488,7 @@ static int decode_beam(const hark_model *m, const hark_decode_opts *o, seq *pool
             break;
         int too_long = 0;
         for (int j = 0; j < b.n_live; j++)
-            too_long |= b.beams[j].kv.n_past >= m->hp.n_text_ctx;
+            too_long |= beam(&b, j)->kv.n_past >= m->hp.n_text_ctx;
         if (too_long)
             break;
     }
@@ -552,7 +578,7 @@ int hark_decode_window(const hark_model *m, const hark_cross *cross, const hark_
                        hark_decoder *dec, hark_window *w)
 {
     int beam = o->temperature == 0 && o->beam_size > 1;
-    int n = beam ? 2 * o->beam_size : (o->temperature > 0 && o->best_of > 1 ? o->best_of : 1);
+    int n = beam ? o->beam_size : (o->temperature > 0 && o->best_of > 1 ? o->best_of : 1);
     hark_decoder *d = dec ? dec : hark_decoder_new();
     int rc = d ? decoder_prepare(d, m, cross, n) : HARK_ERR_NOMEM;
     memset(w, 0, sizeof *w);
