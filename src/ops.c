@@ -22,6 +22,7 @@ typedef struct linear_job {
     const float *x;
     int m;
     const hark_weight *w;
+    const float *b;
     int chunk;
 } linear_job;
 
@@ -65,6 +66,9 @@ static void linear_slice(void *arg, int i)
         hark_matvec_q(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
     else
         blocked_rows(j, r0, r1);
+    if (j->b) /* this slice's columns only: the bias is added in parallel too */
+        for (int i = 0; i < j->m; i++)
+            hark_add(j->y + (size_t)i * w->rows + r0, j->b + r0, (size_t)(r1 - r0));
 }
 
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
@@ -73,17 +77,8 @@ void hark_linear(float *y, const float *x, int m, const hark_weight *w, const fl
     int threads = hark_pool_threads(), tasks = threads > 1 ? threads * 4 : 1;
     int chunk = (w->rows + tasks - 1) / tasks;
     chunk = (chunk + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
-    linear_job job = {y, x, m, w, chunk};
+    linear_job job = {y, x, m, w, b, chunk};
     hark_parallel((w->rows + chunk - 1) / chunk, linear_slice, &job);
-    if (b)
-        hark_add_bias(y, b, m, w->rows);
-}
-
-void hark_add_bias(float *y, const float *b, int m, int n)
-{
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++)
-            y[(size_t)i * n + j] += b[j];
 }
 
 void hark_add(float *y, const float *x, size_t n)
@@ -92,9 +87,10 @@ void hark_add(float *y, const float *x, size_t n)
         y[i] += x[i];
 }
 
-void hark_layer_norm(float *y, const float *x, int m, int d, const float *g, const float *b)
+static void layer_norm_rows(float *y, const float *x, int r0, int r1, int d, const float *g,
+                            const float *b)
 {
-    for (int i = 0; i < m; i++) {
+    for (int i = r0; i < r1; i++) {
         const float *xr = x + (size_t)i * d;
         float *yr = y + (size_t)i * d;
         double mean = 0, var = 0;
@@ -109,9 +105,46 @@ void hark_layer_norm(float *y, const float *x, int m, int d, const float *g, con
     }
 }
 
+/* Row-wise and element-wise work in slices of fixed size, so that the
+ * threads share it and the results do not depend on how many there are. */
+enum { SLICE_ROWS = 64, SLICE_ELEMS = 1 << 16 };
+
+typedef struct rows_job {
+    float *y;
+    const float *x;
+    int m, d;
+    const float *g, *b;
+} rows_job;
+
+static void layer_norm_slice(void *arg, int i)
+{
+    const rows_job *j = arg;
+    int r0 = i * SLICE_ROWS, r1 = r0 + SLICE_ROWS < j->m ? r0 + SLICE_ROWS : j->m;
+    layer_norm_rows(j->y, j->x, r0, r1, j->d, j->g, j->b);
+}
+
+void hark_layer_norm(float *y, const float *x, int m, int d, const float *g, const float *b)
+{
+    rows_job j = {y, x, m, d, g, b};
+    hark_parallel((m + SLICE_ROWS - 1) / SLICE_ROWS, layer_norm_slice, &j);
+}
+
+typedef struct elems_job {
+    float *x;
+    size_t n;
+} elems_job;
+
+static void gelu_slice(void *arg, int i)
+{
+    const elems_job *j = arg;
+    size_t a = (size_t)i * SLICE_ELEMS, n = j->n - a < SLICE_ELEMS ? j->n - a : SLICE_ELEMS;
+    hark_gelu_fast(j->x + a, n);
+}
+
 void hark_gelu(float *x, size_t n)
 {
-    hark_gelu_fast(x, n);
+    elems_job j = {x, n};
+    hark_parallel((int)((n + SLICE_ELEMS - 1) / SLICE_ELEMS), gelu_slice, &j);
 }
 
 void hark_softmax_rows(float *x, int m, int n)

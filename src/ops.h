@@ -19,6 +19,5 @@ size_t hark_attention_scratch(int nq, int nk, int n_head);
 void hark_attention(float *out, const float *q, const float *k, const float *v,
                     int nq, int nk, int d, int n_head, int causal_offset, float *scratch);
 void hark_add(float *y, const float *x, size_t n);
-void hark_add_bias(float *y, const float *b, int m, int n);
 
 #endif
