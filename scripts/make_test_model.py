@@ -63,6 +63,28 @@ def train_bpe(text, n_merges):
     return tokens, merges
 
 
+def export_sharded(model, src_dir, out_dir, n_shards=2):
+    """The f32 HF directory again, its weights split over shards listed by
+    model.safetensors.index.json, as large Hugging Face models come."""
+    import shutil
+    os.makedirs(out_dir, exist_ok=True)
+    for name in os.listdir(src_dir):
+        if name != "model.safetensors":
+            shutil.copy(os.path.join(src_dir, name), out_dir)
+    tensors = {hm.openai_to_hf_name(k): v for k, v in hm.model_state(model).items()}
+    names = sorted(tensors)
+    weight_map = {}
+    for k in range(n_shards):
+        part = names[k * len(names) // n_shards:(k + 1) * len(names) // n_shards]
+        fname = "model-%05d-of-%05d.safetensors" % (k + 1, n_shards)
+        hm.write_safetensors(os.path.join(out_dir, fname), {n: tensors[n] for n in part},
+                             torch.float32)
+        weight_map.update({n: fname for n in part})
+    with open(os.path.join(out_dir, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": sum(t.numel() * 4 for t in tensors.values())},
+                   "weight_map": weight_map}, f, indent=1)
+
+
 def read_wav(path):
     with wave.open(path) as w:
         assert w.getframerate() == 16000 and w.getnchannels() == 1 and w.getsampwidth() == 2
@@ -104,6 +126,8 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     hm.export_hf(model, os.path.join(OUT, "hf-f32"), tokens, merges, sp, dtype=torch.float32)
     hm.export_hf(model, os.path.join(OUT, "hf-f16"), tokens, merges, sp, dtype=torch.float16)
+    hm.export_hf(model, os.path.join(OUT, "hf-bf16"), tokens, merges, sp, dtype=torch.bfloat16)
+    export_sharded(model, os.path.join(OUT, "hf-f32"), os.path.join(OUT, "hf-f32-sharded"))
     hm.export_ggml(model, os.path.join(OUT, "model-f32.bin"), tokens, sp, ftype=0)
     hm.export_ggml(model, os.path.join(OUT, "model-f16.bin"), tokens, sp, ftype=1)
 
