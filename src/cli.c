@@ -66,6 +66,12 @@ void cli_default_options(cli_options *o)
     o->params = hark_default_params();
 }
 
+static int is_directory(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* A model directory (config.json) in dir or one level below it. */
 static int find_model_in(const char *dir, char *out, size_t n)
 {
@@ -404,6 +410,10 @@ int main(int argc, char **argv)
     }
     if (!rc && n == 0)
         rc = usage_error("no input files") ? 2 : 2;
+    /* one file: stdout; several, or a directory: files in the current
+     * directory unless -o says where (openai's CLI writes there too) */
+    if (!rc && !o.out_dir && !o.detect_language && (n > 1 || is_directory(inputs[0])))
+        o.out_dir = ".";
     if (!rc && o.out_dir && !o.formats[0])
         snprintf(o.formats, sizeof o.formats, "txt,json");
     if (!rc)

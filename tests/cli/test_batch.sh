@@ -79,9 +79,14 @@ diff -r $T/o2 $T/o3 >/dev/null && ok || bad "resumed outputs differ from a full 
 hk -r -j 2 -q -o $T/o4 $T/in 2>$T/err; expect_eq "-j 2 exit" $? 1
 diff -r $T/o2 $T/o4 >/dev/null && ok || bad "-j 2 outputs differ from -j 1"
 expect_eq "-q: the errors only" "$(cut -d: -f1,2 $T/err | LC_ALL=C sort | tr '\n' ' ')" "hark: $T/in/bad.wav hark: $T/in/text.ogg "
-cat $T/o1/a.txt $T/o1/b.txt $T/o1/c.txt >$T/order.ref
-hk -j 3 $T/in >$T/out 2>$T/err; expect_eq "-j 3 stdout exit" $? 1
-cmp -s $T/order.ref $T/out && ok || bad "-j 3 stdout is not a, b, c in order"
+# several inputs without -o: txt and json files in the current directory (as
+# openai's CLI), nothing on stdout
+mkdir $T/cwd
+(cd $T/cwd && "$OLDPWD/$HARK" -m "$OLDPWD/$M" --beam-size 1 --temperature 0 -q -j 3 $T/in) >$T/out 2>$T/err
+expect_eq "-j 3 into the current directory exit" $? 1
+expect_eq "files in the current directory" "$(ls $T/cwd | tr '\n' ' ')" "a.json a.txt b.json b.txt c.json c.txt "
+expect_eq "nothing on stdout" "$(wc -c <$T/out)" 0
+cmp -s $T/o1/b.txt $T/cwd/b.txt && ok || bad "the current directory's b.txt differs from -o's"
 
 # --shard: K/3 holds the files at K-1, K+2, ... of the sorted list; together
 # the slices cover it, with no file twice
