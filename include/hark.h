@@ -54,6 +54,7 @@ typedef struct hark_params {
     const char *initial_prompt;        /* text to prompt the first window with            */
     unsigned long long seed;           /* sampling generator seed (default 0)             */
     int word_timestamps;               /* word-level timing from cross-attention DTW      */
+    int highlight_words;               /* srt/vtt: a cue per word, the word underlined     */
 } hark_params;
 
 typedef struct hark_token_info {

@@ -29,7 +29,9 @@ static const char USAGE[] =
     "      --task TASK           transcribe (default) or translate\n"
     "      --detect-language     print the most likely languages and stop\n"
     "      --no-timestamps       no timestamp tokens: one segment per window\n"
-    "      --word-timestamps     word-level timing (json words, srt/vtt unchanged)\n"
+    "      --word-timestamps     word-level timing (words in the json)\n"
+    "      --highlight-words     srt/vtt: a cue per word, the word underlined (implies\n"
+    "                            --word-timestamps)\n"
     "      --beam-size N         beams at temperature 0 (default 5; 1 = greedy)\n"
     "      --patience P          beam search patience (default 1.0)\n"
     "      --length-penalty A    rank by length penalty ((5+n)/6)^A (default: by length)\n"
@@ -230,6 +232,8 @@ static int parse_flag(cli_options *o, const char *a)
         p->timestamps = 0;
     else if (!strcmp(a, "--word-timestamps"))
         p->word_timestamps = 1;
+    else if (!strcmp(a, "--highlight-words"))
+        p->highlight_words = p->word_timestamps = 1; /* needs the word timing */
     else if (!strcmp(a, "--no-condition-on-previous-text"))
         p->condition_on_previous_text = 0;
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))

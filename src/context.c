@@ -178,5 +178,8 @@ int hark_detect_language(hark_context *c, const float *samples, size_t n, const 
     return rc ? rc : got;
 }
 
+/* For the writers: the options. */
+const hark_params *hark_context_params(const hark_context *c) { return &c->params; }
+
 /* For the writers: the raw result. */
 const hark_result *hark_context_result(const hark_context *c) { return &c->result; }

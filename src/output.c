@@ -12,6 +12,7 @@
 #include "transcribe.h"
 
 const hark_result *hark_context_result(const hark_context *c);
+const hark_params *hark_context_params(const hark_context *c);
 
 typedef struct sbuf {
     char *s;
@@ -90,29 +91,68 @@ static void put_cue_text(sbuf *b, const char *text)
     free(t);
 }
 
-static void put_srt(sbuf *b, const hark_result *r)
+/* One subtitle cue in SRT (numbered, hours always) or VTT form. */
+static void put_cue(sbuf *b, int *index, double start, double end, const char *text, int srt)
 {
-    for (int i = 0; i < r->n; i++) {
-        put(b, "%d\n", i + 1);
-        put_time(b, r->seg[i].start, 1, ',');
-        put(b, " --> ");
-        put_time(b, r->seg[i].end, 1, ',');
-        put(b, "\n");
-        put_cue_text(b, r->seg[i].text);
-        put(b, "\n");
-    }
+    if (srt)
+        put(b, "%d\n", ++*index);
+    put_time(b, start, srt, srt ? ',' : '.');
+    put(b, " --> ");
+    put_time(b, end, srt, srt ? ',' : '.');
+    put(b, "\n");
+    put_cue_text(b, text);
+    put(b, "\n");
 }
 
-static void put_vtt(sbuf *b, const hark_result *r)
+/* The segment's words joined, word k (if >= 0) underlined after its spaces. */
+static char *words_text(const hark_segment *s, int k)
 {
-    put(b, "WEBVTT\n\n");
+    size_t n = 1;
+    for (int i = 0; i < s->n_words; i++)
+        n += strlen(s->words[i].text) + 7;
+    char *t = malloc(n), *p = t;
+    for (int i = 0; t && i < s->n_words; i++) {
+        const char *w = s->words[i].text;
+        size_t lead = strspn(w, " ");
+        if (i == k)
+            p += sprintf(p, "%.*s<u>%s</u>", (int)lead, w, w + lead);
+        else
+            p += sprintf(p, "%s", w);
+    }
+    if (t)
+        *p = 0;
+    return t;
+}
+
+/* openai's --highlight_words: a cue per word with that word underlined, and
+ * the plain line over any gap between words. */
+static void put_highlighted(sbuf *b, int *index, const hark_segment *s, int srt)
+{
+    char *plain = words_text(s, -1);
+    double last = s->words[0].start;
+    for (int k = 0; plain && k < s->n_words; k++) {
+        const hark_word *w = &s->words[k];
+        if (lround(last * 1000) != lround(w->start * 1000))
+            put_cue(b, index, last, w->start, plain, srt);
+        char *marked = words_text(s, k);
+        if (marked)
+            put_cue(b, index, w->start, w->end, marked, srt);
+        free(marked);
+        last = w->end;
+    }
+    free(plain);
+}
+
+static void put_subtitles(sbuf *b, const hark_result *r, int highlight, int srt)
+{
+    int index = 0;
+    if (!srt)
+        put(b, "WEBVTT\n\n");
     for (int i = 0; i < r->n; i++) {
-        put_time(b, r->seg[i].start, 0, '.');
-        put(b, " --> ");
-        put_time(b, r->seg[i].end, 0, '.');
-        put(b, "\n");
-        put_cue_text(b, r->seg[i].text);
-        put(b, "\n");
+        if (highlight && r->seg[i].n_words > 0)
+            put_highlighted(b, &index, &r->seg[i], srt);
+        else
+            put_cue(b, &index, r->seg[i].start, r->seg[i].end, r->seg[i].text, srt);
     }
 }
 
@@ -181,20 +221,49 @@ static void put_json(sbuf *b, const hark_result *r)
     cJSON_Delete(root);
 }
 
+static void put_srt(sbuf *b, const hark_result *r, int highlight)
+{
+    put_subtitles(b, r, highlight, 1);
+}
+
+static void put_vtt(sbuf *b, const hark_result *r, int highlight)
+{
+    put_subtitles(b, r, highlight, 0);
+}
+
+static void put_txt_h(sbuf *b, const hark_result *r, int highlight)
+{
+    (void)highlight;
+    put_txt(b, r);
+}
+
+static void put_tsv_h(sbuf *b, const hark_result *r, int highlight)
+{
+    (void)highlight;
+    put_tsv(b, r);
+}
+
+static void put_json_h(sbuf *b, const hark_result *r, int highlight)
+{
+    (void)highlight;
+    put_json(b, r);
+}
+
 static const struct {
     const char *name;
-    void (*write)(sbuf *, const hark_result *);
-} WRITERS[] = {{"txt", put_txt}, {"srt", put_srt}, {"vtt", put_vtt}, {"tsv", put_tsv},
-               {"json", put_json}};
+    void (*write)(sbuf *, const hark_result *, int highlight);
+} WRITERS[] = {{"txt", put_txt_h}, {"srt", put_srt}, {"vtt", put_vtt}, {"tsv", put_tsv_h},
+               {"json", put_json_h}};
 
 char *hark_format_output(const hark_context *ctx, const char *format)
 {
     const hark_result *r = hark_context_result(ctx);
+    int highlight = hark_context_params(ctx)->highlight_words;
     for (size_t i = 0; i < sizeof WRITERS / sizeof WRITERS[0]; i++)
         if (strcmp(format, WRITERS[i].name) == 0) {
             sbuf b = {0};
             put(&b, "%s", "");
-            WRITERS[i].write(&b, r);
+            WRITERS[i].write(&b, r, highlight);
             if (b.oom) {
                 free(b.s);
                 return NULL;

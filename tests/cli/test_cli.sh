@@ -54,6 +54,12 @@ grep -q '"words":\[{"word":' "$TMP/t1.json" && ok || bad "--word-timestamps give
 "$HARK" -q -m $M/hf-f32 --temperature 1 --best-of 3 --seed 7 $CLIP >"$TMP/s2.txt"
 cmp -s "$TMP/s1.txt" "$TMP/s2.txt" && ok || bad "seeded sampling differs between runs"
 
+# --highlight-words: srt/vtt cues with the current word underlined, JSON words
+"$HARK" -q -m $M/hf-f32 --highlight-words -f srt,json $CLIP >"$TMP/hl" 2>"$TMP/err"; expect_eq "--highlight-words exit" $? 0
+grep -qE '^<u>[^<]+</u>' "$TMP/hl" && ok || bad "no underlined word cue: $(head -c 300 "$TMP/hl")"
+grep -q '"words":\[{"word":' "$TMP/hl" && ok || bad "--highlight-words implies word timestamps"
+"$HARK" -q -m $M/hf-f32 -f srt $CLIP | grep -q '<u>' && bad "underlines without --highlight-words" || ok
+
 # English-only models refuse to translate or detect a language
 expect_error "hark: $M/hf-f32: an English-only model cannot translate" -m $M/hf-f32 --task translate $CLIP
 
