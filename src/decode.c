@@ -339,24 +339,26 @@ static int by_score(const void *a, const void *b)
 static int top_candidates(const float *logits, int V, int k, double base, int source,
                           candidate *c, int at)
 {
-    double lse = log_sum_exp(logits, 0, V);
-    for (int j = 0; j < k; j++) {
-        int best = -1;
-        for (int t = 0; t < V; t++) {
-            if (logits[t] == -INFINITY)
-                continue;
-            int taken = 0;
-            for (int q = at; q < at + j && !taken; q++)
-                taken = c[q].token == t;
-            if (!taken && (best < 0 || logits[t] > logits[best]))
-                best = t;
+    /* one pass keeping the k best, ordered by logit then by lower token id */
+    int top[65], n = 0;
+    if (k > 65)
+        k = 65;
+    for (int t = 0; t < V; t++) {
+        if (logits[t] == -INFINITY || (n == k && logits[t] <= logits[top[n - 1]]))
+            continue;
+        int i = n < k ? n++ : k - 1;
+        while (i > 0 && logits[top[i - 1]] < logits[t]) {
+            top[i] = top[i - 1];
+            i--;
         }
-        if (best < 0)
-            return j;
-        double lp = logits[best] - lse;
-        c[at + j] = (candidate){base + lp, lp, source, best, at + j};
+        top[i] = t;
     }
-    return k;
+    double lse = log_sum_exp(logits, 0, V);
+    for (int j = 0; j < n; j++) {
+        double lp = logits[top[j]] - lse;
+        c[at + j] = (candidate){base + lp, lp, source, top[j], at + j};
+    }
+    return n;
 }
 
 typedef struct beam_state {
