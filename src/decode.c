@@ -4,6 +4,7 @@
  * length-normalised log-probability.  Special tokens other than eot and
  * timestamps are never sampled, as in whisper.cpp. */
 #include "decode.h"
+#include "kernels.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -75,16 +76,7 @@ int hark_start_sequence(const hark_model *m, const hark_decode_opts *o, int *seq
 
 static double log_sum_exp(const float *x, int from, int to)
 {
-    float mx = -INFINITY;
-    for (int i = from; i < to; i++)
-        mx = x[i] > mx ? x[i] : mx;
-    if (mx == -INFINITY)
-        return -INFINITY;
-    double sum = 0;
-    for (int i = from; i < to; i++)
-        if (x[i] != -INFINITY)
-            sum += exp((double)x[i] - mx);
-    return mx + log(sum);
+    return to > from ? hark_log_sum_exp(x + from, (size_t)(to - from)) : -INFINITY;
 }
 
 static void fill(float *x, int from, int to, float v)

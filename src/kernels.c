@@ -121,6 +121,38 @@ static void softmax_row_c(float *x, int n)
         x[j] *= inv;
 }
 
+static double log_sum_exp_c(const float *x, size_t n)
+{
+    float mx = -INFINITY;
+    for (size_t i = 0; i < n; i++)
+        mx = x[i] > mx ? x[i] : mx;
+    if (mx == -INFINITY)
+        return -INFINITY;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += x[i] == -INFINITY ? 0.0 : expf(x[i] - mx);
+    return mx + log(sum);
+}
+
+static void add_c(float *y, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] += x[i];
+}
+
+static void layer_norm_c(float *y, const float *x, int d, const float *g, const float *b)
+{
+    double mean = 0, var = 0;
+    for (int j = 0; j < d; j++)
+        mean += x[j];
+    mean /= d;
+    for (int j = 0; j < d; j++)
+        var += (x[j] - mean) * (x[j] - mean);
+    float inv = (float)(1.0 / sqrt(var / d + 1e-5)), m = (float)mean;
+    for (int j = 0; j < d; j++)
+        y[j] = (x[j] - m) * inv * g[j] + b[j];
+}
+
 static void gelu_c(float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -410,6 +442,63 @@ AVX512 static void gelu_avx512(float *x, size_t n)
     gelu_c(x + i, n - i);
 }
 
+AVX512 static double log_sum_exp_avx512(const float *x, size_t n)
+{
+    __m512 vm = _mm512_set1_ps(-INFINITY);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        vm = _mm512_max_ps(vm, _mm512_loadu_ps(x + i));
+    float mx = _mm512_reduce_max_ps(vm);
+    for (size_t k = i; k < n; k++)
+        mx = x[k] > mx ? x[k] : mx;
+    if (mx == -INFINITY)
+        return -INFINITY;
+    __m512 vs = _mm512_setzero_ps(), m = _mm512_set1_ps(mx);
+    for (i = 0; i + 16 <= n; i += 16)
+        vs = _mm512_add_ps(vs, exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i), m)));
+    double sum = _mm512_reduce_add_ps(vs);
+    for (size_t k = i; k < n; k++)
+        sum += x[k] == -INFINITY ? 0.0 : expf(x[k] - mx);
+    return mx + log(sum);
+}
+
+AVX512 static void add_avx512(float *y, const float *x, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), _mm512_loadu_ps(x + i)));
+    add_c(y + i, x + i, n - i);
+}
+
+/* Mean and variance in f32 lanes, summed in double at the end. */
+AVX512 static void layer_norm_avx512(float *y, const float *x, int d, const float *g, const float *b)
+{
+    int i = 0;
+    __m512 s = _mm512_setzero_ps();
+    for (; i + 16 <= d; i += 16)
+        s = _mm512_add_ps(s, _mm512_loadu_ps(x + i));
+    double sum = _mm512_reduce_add_ps(s);
+    for (int k = i; k < d; k++)
+        sum += x[k];
+    float mean = (float)(sum / d);
+    __m512 vm = _mm512_set1_ps(mean), v = _mm512_setzero_ps();
+    for (i = 0; i + 16 <= d; i += 16) {
+        __m512 c = _mm512_sub_ps(_mm512_loadu_ps(x + i), vm);
+        v = _mm512_fmadd_ps(c, c, v);
+    }
+    double var = _mm512_reduce_add_ps(v);
+    for (int k = i; k < d; k++)
+        var += (double)(x[k] - mean) * (x[k] - mean);
+    float inv = (float)(1.0 / sqrt(var / d + 1e-5));
+    __m512 vi = _mm512_set1_ps(inv);
+    for (i = 0; i + 16 <= d; i += 16) {
+        __m512 c = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vi);
+        _mm512_storeu_ps(y + i, _mm512_fmadd_ps(c, _mm512_loadu_ps(g + i), _mm512_loadu_ps(b + i)));
+    }
+    for (int k = i; k < d; k++)
+        y[k] = (x[k] - mean) * inv * g[k] + b[k];
+}
+
 /* ------------------------------------------------------------ AVX2 */
 
 AVX2 static void widen_f16_avx2(float *dst, const uint16_t *src, size_t n)
@@ -479,15 +568,19 @@ typedef struct kernel_set {
     void (*softmax_row)(float *, int);
     void (*gelu)(float *, size_t);
     void (*matvec_q)(float *, const float *, int, const void *, hark_dtype, int, int, int, int);
+    double (*log_sum_exp)(const float *, size_t);
+    void (*add)(float *, const float *, size_t);
+    void (*layer_norm)(float *, const float *, int, const float *, const float *);
 } kernel_set;
 
 static const kernel_set PORTABLE = {"portable C", widen_f16_c, matvec_c, softmax_row_c, gelu_c,
-                                    matvec_q_c};
+                                    matvec_q_c, log_sum_exp_c, add_c, layer_norm_c};
 #ifdef HARK_X86
 static const kernel_set K_AVX512 = {"AVX-512", widen_f16_avx512, matvec_avx512,
-                                    softmax_row_avx512, gelu_avx512, matvec_q_avx512};
+                                    softmax_row_avx512, gelu_avx512, matvec_q_avx512,
+                                    log_sum_exp_avx512, add_avx512, layer_norm_avx512};
 static const kernel_set K_AVX2 = {"AVX2+F16C+FMA", widen_f16_avx2, matvec_avx2, softmax_row_c,
-                                  gelu_c, matvec_q_c};
+                                  gelu_c, matvec_q_c, log_sum_exp_c, add_c, layer_norm_c};
 #endif
 
 static const kernel_set *best, *active;
@@ -568,6 +661,21 @@ void hark_matvec_q(float *y, const float *x, int m, const void *w, hark_dtype t,
 void hark_softmax_row(float *x, int n)
 {
     kernels()->softmax_row(x, n);
+}
+
+double hark_log_sum_exp(const float *x, size_t n)
+{
+    return kernels()->log_sum_exp(x, n);
+}
+
+void hark_add_fast(float *y, const float *x, size_t n)
+{
+    kernels()->add(y, x, n);
+}
+
+void hark_layer_norm_row(float *y, const float *x, int d, const float *g, const float *b)
+{
+    kernels()->layer_norm(y, x, d, g, b);
 }
 
 void hark_gelu_fast(float *x, size_t n)

@@ -20,6 +20,11 @@ void hark_matvec_q(float *y, const float *x, int m, const void *w, hark_dtype t,
                    int cols, int r0, int r1);
 void hark_softmax_row(float *x, int n);
 void hark_gelu_fast(float *x, size_t n);
+/* log(sum(exp(x))), -inf entries ignored (-inf if all are). */
+double hark_log_sum_exp(const float *x, size_t n);
+void hark_add_fast(float *y, const float *x, size_t n);
+/* LayerNorm (eps 1e-5) of one row of d values; y may alias x. */
+void hark_layer_norm_row(float *y, const float *x, int d, const float *g, const float *b);
 /* Which kernels run ("AVX-512", ...); the portable ones when forced (tests) or
  * when HARK_PORTABLE_KERNELS is set. */
 const char *hark_kernels_name(void);

@@ -83,26 +83,14 @@ void hark_linear(float *y, const float *x, int m, const hark_weight *w, const fl
 
 void hark_add(float *y, const float *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        y[i] += x[i];
+    hark_add_fast(y, x, n);
 }
 
 static void layer_norm_rows(float *y, const float *x, int r0, int r1, int d, const float *g,
                             const float *b)
 {
-    for (int i = r0; i < r1; i++) {
-        const float *xr = x + (size_t)i * d;
-        float *yr = y + (size_t)i * d;
-        double mean = 0, var = 0;
-        for (int j = 0; j < d; j++)
-            mean += xr[j];
-        mean /= d;
-        for (int j = 0; j < d; j++)
-            var += (xr[j] - mean) * (xr[j] - mean);
-        float inv = (float)(1.0 / sqrt(var / d + 1e-5));
-        for (int j = 0; j < d; j++)
-            yr[j] = (float)(xr[j] - mean) * inv * g[j] + b[j];
-    }
+    for (int i = r0; i < r1; i++)
+        hark_layer_norm_row(y + (size_t)i * d, x + (size_t)i * d, d, g, b);
 }
 
 /* Row-wise and element-wise work in slices of fixed size, so that the

@@ -134,6 +134,46 @@ static void test_softmax_gelu(void)
     CHECK(worst_g < 1e-5, "gelu error %g", worst_g);
 }
 
+static void test_rows(void)
+{
+    const int sizes[] = {1, 15, 16, 33, 384, 1766, 51864};
+    double worst_l = 0, worst_a = 0, worst_n = 0;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        int n = sizes[k];
+        float *x = malloc(sizeof(float) * n), *y1 = malloc(sizeof(float) * n), *y2 = malloc(sizeof(float) * n);
+        float *g = malloc(sizeof(float) * n), *b = malloc(sizeof(float) * n);
+        for (int i = 0; i < n; i++)
+            x[i] = frand() * 20, g[i] = 1 + frand() * 0.1f, b[i] = frand() * 0.1f;
+        if (n > 5)
+            x[3] = -INFINITY; /* suppressed tokens */
+        double fast = hark_log_sum_exp(x, n);
+        hark_kernels_force_portable(1);
+        double slow = hark_log_sum_exp(x, n);
+        hark_kernels_force_portable(0);
+        worst_l = fmax(worst_l, fabs(fast - slow) / fmax(1, fabs(slow)));
+        if (n > 5)
+            x[3] = 1.0f;
+        memcpy(y1, x, sizeof(float) * n), memcpy(y2, x, sizeof(float) * n);
+        hark_add_fast(y1, g, n);
+        hark_kernels_force_portable(1);
+        hark_add_fast(y2, g, n);
+        hark_kernels_force_portable(0);
+        worst_a = fmax(worst_a, rel_err(y1, y2, n));
+        hark_layer_norm_row(y1, x, n, g, b);
+        hark_kernels_force_portable(1);
+        hark_layer_norm_row(y2, x, n, g, b);
+        hark_kernels_force_portable(0);
+        worst_n = fmax(worst_n, rel_err(y1, y2, n));
+        free(x), free(y1), free(y2), free(g), free(b);
+    }
+    printf("log-sum-exp: max relative error %.2g; add %.2g; layer norm %.2g\n", worst_l, worst_a, worst_n);
+    CHECK(worst_l < 1e-6, "log-sum-exp error %g", worst_l);
+    CHECK(worst_a == 0, "add error %g", worst_a);
+    CHECK(worst_n < 1e-5, "layer norm error %g", worst_n);
+    float none[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    CHECK(hark_log_sum_exp(none, 4) == -INFINITY, "all suppressed");
+}
+
 static void test_linear_paths(void)
 {
     /* hark_linear: the matvec path (m <= 8) and the widened sgemm path agree */
@@ -174,6 +214,7 @@ int main(void)
         test_matvec(HARK_BF16);
         test_matvec_quant();
         test_softmax_gelu();
+        test_rows();
         test_linear_paths();
     }
     return check_summary("kernels");
