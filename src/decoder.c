@@ -22,8 +22,9 @@ int hark_cross_init(hark_cross *c, const hark_model *m)
         c->k16 = malloc(n * sizeof(uint16_t));
         c->v16 = malloc(n * sizeof(uint16_t));
         c->staging = malloc((size_t)m->hp.n_audio_ctx * m->hp.n_text_state * sizeof(float));
+        c->staging16 = malloc((size_t)m->hp.n_audio_ctx * m->hp.n_text_state * sizeof(uint16_t));
     }
-    if (!(c->k && c->v) && !(c->k16 && c->v16 && c->staging)) {
+    if (!(c->k && c->v) && !(c->k16 && c->v16 && c->staging && c->staging16)) {
         hark_cross_free(c);
         return HARK_ERR_NOMEM;
     }
@@ -37,18 +38,22 @@ void hark_cross_free(hark_cross *c)
     free(c->k16);
     free(c->v16);
     free(c->staging);
+    free(c->staging16);
     memset(c, 0, sizeof *c);
 }
 
-/* staging [ac][d] -> per-head f16, K as [h][ac][dh] or V as [h][dh][ac]. */
-static void pack_heads(uint16_t *dst, const float *src, int ac, int d, int heads, int transpose)
+/* staging [ac][d] -> per-head f16, K as [h][ac][dh] or V as [h][dh][ac]; the
+ * narrowing runs on whole rows (vectorised), the reordering on 16-bit values. */
+static void pack_heads(uint16_t *dst, const float *src, uint16_t *half, int ac, int d, int heads,
+                       int transpose)
 {
     int dh = d / heads;
+    hark_narrow_f16(half, src, (size_t)ac * d);
     for (int h = 0; h < heads; h++)
         for (int t = 0; t < ac; t++)
             for (int i = 0; i < dh; i++) {
                 size_t at = transpose ? ((size_t)h * dh + i) * ac + t : ((size_t)h * ac + t) * dh + i;
-                dst[at] = hark_f32_to_f16(src[(size_t)t * d + h * dh + i]);
+                dst[at] = half[(size_t)t * d + h * dh + i];
             }
 }
 
@@ -64,9 +69,9 @@ void hark_cross_set(const hark_model *m, hark_cross *c, const float *enc_out)
             continue;
         }
         hark_linear(c->staging, enc_out, (int)ac, &a->k, NULL);
-        pack_heads(c->k16 + l * ac * d, c->staging, (int)ac, (int)d, heads, 0);
+        pack_heads(c->k16 + l * ac * d, c->staging, c->staging16, (int)ac, (int)d, heads, 0);
         hark_linear(c->staging, enc_out, (int)ac, &a->v, a->v_b);
-        pack_heads(c->v16 + l * ac * d, c->staging, (int)ac, (int)d, heads, 1);
+        pack_heads(c->v16 + l * ac * d, c->staging, c->staging16, (int)ac, (int)d, heads, 1);
     }
     c->computations++;
 }

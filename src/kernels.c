@@ -121,6 +121,12 @@ static void softmax_row_c(float *x, int n)
         x[j] *= inv;
 }
 
+static void narrow_f16_c(uint16_t *dst, const float *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = hark_f32_to_f16(src[i]);
+}
+
 static double log_sum_exp_c(const float *x, size_t n)
 {
     float mx = -INFINITY;
@@ -442,6 +448,16 @@ AVX512 static void gelu_avx512(float *x, size_t n)
     gelu_c(x + i, n - i);
 }
 
+/* f32 -> f16, round to nearest even: the same bits as hark_f32_to_f16. */
+AVX512 static void narrow_f16_avx512(uint16_t *dst, const float *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(dst + i),
+                            _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+    narrow_f16_c(dst + i, src + i, n - i);
+}
+
 AVX512 static double log_sum_exp_avx512(const float *x, size_t n)
 {
     __m512 vm = _mm512_set1_ps(-INFINITY);
@@ -571,16 +587,19 @@ typedef struct kernel_set {
     double (*log_sum_exp)(const float *, size_t);
     void (*add)(float *, const float *, size_t);
     void (*layer_norm)(float *, const float *, int, const float *, const float *);
+    void (*narrow_f16)(uint16_t *, const float *, size_t);
 } kernel_set;
 
 static const kernel_set PORTABLE = {"portable C", widen_f16_c, matvec_c, softmax_row_c, gelu_c,
-                                    matvec_q_c, log_sum_exp_c, add_c, layer_norm_c};
+                                    matvec_q_c, log_sum_exp_c, add_c, layer_norm_c, narrow_f16_c};
 #ifdef HARK_X86
 static const kernel_set K_AVX512 = {"AVX-512", widen_f16_avx512, matvec_avx512,
                                     softmax_row_avx512, gelu_avx512, matvec_q_avx512,
-                                    log_sum_exp_avx512, add_avx512, layer_norm_avx512};
+                                    log_sum_exp_avx512, add_avx512, layer_norm_avx512,
+                                    narrow_f16_avx512};
 static const kernel_set K_AVX2 = {"AVX2+F16C+FMA", widen_f16_avx2, matvec_avx2, softmax_row_c,
-                                  gelu_c, matvec_q_c, log_sum_exp_c, add_c, layer_norm_c};
+                                  gelu_c, matvec_q_c, log_sum_exp_c, add_c, layer_norm_c,
+                                  narrow_f16_c};
 #endif
 
 static const kernel_set *best, *active;
@@ -661,6 +680,11 @@ void hark_matvec_q(float *y, const float *x, int m, const void *w, hark_dtype t,
 void hark_softmax_row(float *x, int n)
 {
     kernels()->softmax_row(x, n);
+}
+
+void hark_narrow_f16(uint16_t *dst, const float *src, size_t n)
+{
+    kernels()->narrow_f16(dst, src, n);
 }
 
 double hark_log_sum_exp(const float *x, size_t n)

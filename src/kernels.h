@@ -20,6 +20,8 @@ void hark_matvec_q(float *y, const float *x, int m, const void *w, hark_dtype t,
                    int cols, int r0, int r1);
 void hark_softmax_row(float *x, int n);
 void hark_gelu_fast(float *x, size_t n);
+/* f32 -> f16, round to nearest even (the same bits as hark_f32_to_f16). */
+void hark_narrow_f16(uint16_t *dst, const float *src, size_t n);
 /* log(sum(exp(x))), -inf entries ignored (-inf if all are). */
 double hark_log_sum_exp(const float *x, size_t n);
 void hark_add_fast(float *y, const float *x, size_t n);

@@ -101,6 +101,16 @@ static void test_widen(void)
         if (!isnan(slow[i > 0 ? i - 1 : 0]) && i > 0)
             same &= hark_f32_to_f16(slow[i - 1]) == all[i] || (all[i] & 0x7fff) == 0;
     CHECK(same, "f32 -> f16 -> f32 round-trips");
+    /* vectorised narrowing: the same bits as the scalar conversion, odd length */
+    float src[1000];
+    uint16_t fast16[1000];
+    for (int i = 0; i < 1000; i++)
+        src[i] = frand() * (i % 7 == 0 ? 1e-6f : i % 5 == 0 ? 7e4f : 3.0f);
+    hark_narrow_f16(fast16, src, 999);
+    same = 1;
+    for (int i = 0; i < 999; i++)
+        same &= fast16[i] == hark_f32_to_f16(src[i]);
+    CHECK(same, "f16 narrowing matches the scalar conversion bit for bit");
 }
 
 static void test_softmax_gelu(void)
