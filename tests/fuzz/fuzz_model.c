@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-static char dir[64], ggml[128], st[128], wav[128];
+static char dir[64], stdir[80], ggml[128], st[128], wav[128];
 
 static void write_file(const char *path, const uint8_t *data, size_t size)
 {
@@ -21,17 +21,22 @@ static void write_file(const char *path, const uint8_t *data, size_t size)
     }
 }
 
-static void copy(const char *name)
+static void copy_to(const char *to, const char *name)
 {
     char src[256], dst[256], *buf;
     size_t n;
     hark_error e;
     snprintf(src, sizeof src, "tests/data/tiny-random/hf-f32/%s", name);
-    snprintf(dst, sizeof dst, "%s/%s", dir, name);
+    snprintf(dst, sizeof dst, "%s/%s", to, name);
     if (hark_read_file(src, &buf, &n, &e) == 0) {
         write_file(dst, (const uint8_t *)buf, n);
         free(buf);
     }
+}
+
+static void copy(const char *name)
+{
+    copy_to(dir, name);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -39,23 +44,49 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc, (void)argv;
     snprintf(dir, sizeof dir, "/tmp/hark-fuzz-%d", (int)getpid());
     mkdir(dir, 0700);
+    snprintf(stdir, sizeof stdir, "%s-st", dir);
+    mkdir(stdir, 0700);
     const char *files[] = {"config.json", "vocab.json", "merges.txt", "added_tokens.json",
-                           "generation_config.json"};
-    for (int i = 0; i < 5; i++)
+                           "generation_config.json", "model.safetensors"};
+    for (int i = 0; i < 6; i++) {
         copy(files[i]);
+        if (i < 5)
+            copy_to(stdir, files[i]);
+    }
     snprintf(ggml, sizeof ggml, "%s/model.bin", dir);
-    snprintf(st, sizeof st, "%s/model.safetensors", dir);
+    snprintf(st, sizeof st, "%s-st/model.safetensors", dir);
     snprintf(wav, sizeof wav, "%s/audio.wav", dir);
     return 0;
+}
+
+/* The JSON and text files of a Hugging Face directory, one at a time: the
+ * first byte picks which file the rest replaces. */
+static void fuzz_hf_text(const uint8_t *data, size_t size)
+{
+    static const char *const names[] = {"config.json", "vocab.json", "merges.txt",
+                                        "added_tokens.json", "generation_config.json",
+                                        "tokenizer.json"};
+    char path[256], err[512];
+    if (size < 1)
+        return;
+    const char *name = names[data[0] % 6];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    write_file(path, data + 1, size - 1);
+    hark_model_free(hark_model_load(dir, err, sizeof err));
+    if (strcmp(name, "tokenizer.json") == 0)
+        remove(path); /* vocab.json + merges.txt are the usual pair */
+    else
+        copy(name);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[512];
+    fuzz_hf_text(data, size);
     write_file(ggml, data, size);
     hark_model_free(hark_model_load(ggml, err, sizeof err));
     write_file(st, data, size);
-    hark_model_free(hark_model_load(dir, err, sizeof err));
+    hark_model_free(hark_model_load(stdir, err, sizeof err));
     write_file(wav, data, size);
     float *x = NULL;
     size_t n;
