@@ -7,7 +7,8 @@
  * and the outputs of a file found in a walked directory mirror its relative
  * subdirectory under the output directory (so a/x.wav and b/x.wav do not
  * collide).  -j workers share the one read-only model, each with its own
- * context; without -o, transcripts reach stdout in input order all the same.
+ * context; without -o (one input: cli.c sends several to the current
+ * directory), the transcript goes to stdout, in input order in any case.
  */
 #include <dirent.h>
 #include <errno.h>
