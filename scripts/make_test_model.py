@@ -85,6 +85,27 @@ def export_sharded(model, src_dir, out_dir, n_shards=2):
                    "weight_map": weight_map}, f, indent=1)
 
 
+def export_tokenizer_json(src_dir, out_dir):
+    """The f32 HF directory with tokenizer.json (vocabulary, merges, added tokens
+    in one file) instead of vocab.json + merges.txt + added_tokens.json; the
+    weights are a link to the f32 directory's."""
+    import shutil
+    os.makedirs(out_dir, exist_ok=True)
+    for name in ("config.json", "generation_config.json"):
+        shutil.copy(os.path.join(src_dir, name), out_dir)
+    link = os.path.join(out_dir, "model.safetensors")
+    if not os.path.lexists(link):
+        os.symlink("../hf-f32/model.safetensors", link)
+    vocab = json.load(open(os.path.join(src_dir, "vocab.json")))
+    merges = [l.rstrip("\n") for l in open(os.path.join(src_dir, "merges.txt")) if not l.startswith("#")]
+    added = json.load(open(os.path.join(src_dir, "added_tokens.json")))
+    tok = {"version": "1.0", "added_tokens": [{"id": i, "content": c, "special": True}
+                                               for c, i in sorted(added.items(), key=lambda kv: kv[1])],
+           "model": {"type": "BPE", "vocab": vocab, "merges": merges}}
+    with open(os.path.join(out_dir, "tokenizer.json"), "w") as f:
+        json.dump(tok, f, ensure_ascii=False)
+
+
 def read_wav(path):
     with wave.open(path) as w:
         assert w.getframerate() == 16000 and w.getnchannels() == 1 and w.getsampwidth() == 2
@@ -128,6 +149,7 @@ def main():
     hm.export_hf(model, os.path.join(OUT, "hf-f16"), tokens, merges, sp, dtype=torch.float16)
     hm.export_hf(model, os.path.join(OUT, "hf-bf16"), tokens, merges, sp, dtype=torch.bfloat16)
     export_sharded(model, os.path.join(OUT, "hf-f32"), os.path.join(OUT, "hf-f32-sharded"))
+    export_tokenizer_json(os.path.join(OUT, "hf-f32"), os.path.join(OUT, "hf-f32-tokenizer-json"))
     hm.export_ggml(model, os.path.join(OUT, "model-f32.bin"), tokens, sp, ftype=0)
     hm.export_ggml(model, os.path.join(OUT, "model-f16.bin"), tokens, sp, ftype=1)
 

@@ -132,9 +132,9 @@ int main(void)
     free(json);
     test_mel();
     const char *models[] = {DIR "hf-f32", DIR "model-f32.bin", DIR "hf-f32-sharded",
-                            DIR "hf-f16", DIR "model-f16.bin"};
-    for (int i = 0; i < 5; i++) {
-        test_forward(models[i], i < 3 ? 1e-3 : 2e-2);
+                            DIR "hf-f32-tokenizer-json", DIR "hf-f16", DIR "model-f16.bin"};
+    for (int i = 0; i < 6; i++) {
+        test_forward(models[i], i < 4 ? 1e-3 : 2e-2);
         test_greedy(models[i]);
     }
     /* bf16 keeps 8 bits of each weight (relative error up to 2^-9): measured
