@@ -533,6 +533,91 @@ AVX2 static inline float hsum256(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
+/* The 32 weights of one block as four 8-lane vectors: weights 0-7, 8-15, 16-23, 24-31. */
+AVX2 static inline void block256(const uint8_t *b, hark_dtype t, __m256 *w)
+{
+    uint16_t h;
+    memcpy(&h, b, 2);
+    __m256 d = _mm256_set1_ps(f16_table[h]), m = _mm256_setzero_ps();
+    if (t == HARK_Q8_0) {
+        for (int k = 0; k < 4; k++)
+            w[k] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                        _mm_loadl_epi64((const __m128i *)(b + 2 + 8 * k)))));
+        return;
+    }
+    const uint8_t *qs = b + 2;
+    if (t == HARK_Q4_1 || t == HARK_Q5_1) {
+        memcpy(&h, b + 2, 2);
+        m = _mm256_set1_ps(f16_table[h]);
+        qs += 2;
+    }
+    uint32_t qh = 0;
+    int five = t == HARK_Q5_0 || t == HARK_Q5_1;
+    if (five) {
+        memcpy(&qh, qs, 4);
+        qs += 4;
+    }
+    const __m256i lane = _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0), one = _mm256_set1_epi32(1);
+    __m256i off = _mm256_set1_epi32(t == HARK_Q4_0 ? 8 : t == HARK_Q5_0 ? 16 : 0);
+    for (int half = 0; half < 2; half++) { /* bytes 0-7, then 8-15 */
+        __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(qs + 8 * half)));
+        __m256i q[2] = {_mm256_and_si256(bytes, _mm256_set1_epi32(0x0f)), _mm256_srli_epi32(bytes, 4)};
+        for (int k = 0; k < 2; k++) { /* low nibbles: weights 8h..; high: 16 + 8h.. */
+            int first = 16 * k + 8 * half;
+            if (five) {
+                __m256i bit = _mm256_srlv_epi32(_mm256_set1_epi32((int)qh),
+                                                _mm256_add_epi32(lane, _mm256_set1_epi32(first)));
+                q[k] = _mm256_or_si256(q[k], _mm256_slli_epi32(_mm256_and_si256(bit, one), 4));
+            }
+            w[first / 8] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_sub_epi32(q[k], off)), m);
+        }
+    }
+}
+
+AVX2 static inline __attribute__((always_inline)) void
+matvec_qm_avx2(float *y, const float *x, const int m, const uint8_t *w, hark_dtype t, int rows,
+               int cols, int r0, int r1)
+{
+    size_t bb = hark_block_bytes(t), row_bytes = (size_t)cols / 32 * bb;
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *row = w + (size_t)r * row_bytes;
+        __m256 acc[HARK_MAX_BATCH], acc2[HARK_MAX_BATCH], wv[4];
+#pragma GCC unroll 8
+        for (int j = 0; j < m; j++)
+            acc[j] = acc2[j] = _mm256_setzero_ps();
+        for (int c = 0; c < cols; c += 32) {
+            block256(row + (size_t)c / 32 * bb, t, wv);
+#pragma GCC unroll 8
+            for (int j = 0; j < m; j++) {
+                const float *xj = x + (size_t)j * cols + c;
+                acc[j] = _mm256_fmadd_ps(wv[0], _mm256_loadu_ps(xj), acc[j]);
+                acc2[j] = _mm256_fmadd_ps(wv[1], _mm256_loadu_ps(xj + 8), acc2[j]);
+                acc[j] = _mm256_fmadd_ps(wv[2], _mm256_loadu_ps(xj + 16), acc[j]);
+                acc2[j] = _mm256_fmadd_ps(wv[3], _mm256_loadu_ps(xj + 24), acc2[j]);
+            }
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < m; j++)
+            y[(size_t)j * rows + r] = hsum256(_mm256_add_ps(acc[j], acc2[j]));
+    }
+}
+
+AVX2 static void matvec_q_avx2(float *y, const float *x, int m, const void *w, hark_dtype t,
+                               int rows, int cols, int r0, int r1)
+{
+    const uint8_t *q = w;
+    switch (m) { /* a constant vector count keeps the accumulators in registers */
+    case 1: matvec_qm_avx2(y, x, 1, q, t, rows, cols, r0, r1); break;
+    case 2: matvec_qm_avx2(y, x, 2, q, t, rows, cols, r0, r1); break;
+    case 3: matvec_qm_avx2(y, x, 3, q, t, rows, cols, r0, r1); break;
+    case 4: matvec_qm_avx2(y, x, 4, q, t, rows, cols, r0, r1); break;
+    case 5: matvec_qm_avx2(y, x, 5, q, t, rows, cols, r0, r1); break;
+    case 6: matvec_qm_avx2(y, x, 6, q, t, rows, cols, r0, r1); break;
+    case 7: matvec_qm_avx2(y, x, 7, q, t, rows, cols, r0, r1); break;
+    default: matvec_qm_avx2(y, x, 8, q, t, rows, cols, r0, r1); break;
+    }
+}
+
 AVX2 static inline __attribute__((always_inline)) void
 matvec_m_avx2(float *y, const float *x, const int m, const uint16_t *w, hark_dtype t, int rows,
               int cols, int r0, int r1)
@@ -598,7 +683,7 @@ static const kernel_set K_AVX512 = {"AVX-512", widen_f16_avx512, matvec_avx512,
                                     log_sum_exp_avx512, add_avx512, layer_norm_avx512,
                                     narrow_f16_avx512};
 static const kernel_set K_AVX2 = {"AVX2+F16C+FMA", widen_f16_avx2, matvec_avx2, softmax_row_c,
-                                  gelu_c, matvec_q_c, log_sum_exp_c, add_c, layer_norm_c,
+                                  gelu_c, matvec_q_avx2, log_sum_exp_c, add_c, layer_norm_c,
                                   narrow_f16_c};
 #endif
 
