@@ -533,6 +533,126 @@ AVX2 static inline float hsum256(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
+/* exp on 8 lanes: the same reduction and polynomial as exp512; 2^k built in
+ * the exponent bits; zero below -87.3. */
+AVX2 static inline __m256 exp256(__m256 x)
+{
+    __m256 live = _mm256_cmp_ps(x, _mm256_set1_ps(-87.3f), _CMP_GE_OQ);
+    x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.3762626647949f)), _mm256_set1_ps(-87.3f));
+    __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    /* k in [-126, 128): 2^k as (k + 127) << 23, split in two for k = 128 */
+    __m256i ki = _mm256_cvtps_epi32(k);
+    __m256i half = _mm256_srai_epi32(ki, 1);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, _mm256_set1_epi32(127)), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(
+        _mm256_add_epi32(_mm256_sub_epi32(ki, half), _mm256_set1_epi32(127)), 23));
+    return _mm256_and_ps(live, _mm256_mul_ps(_mm256_mul_ps(p, s1), s2));
+}
+
+AVX2 static inline float hmax256(__m256 v)
+{
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+    return _mm_cvtss_f32(m);
+}
+
+AVX2 static void softmax_row_avx2(float *x, int n)
+{
+    __m256 vm = _mm256_set1_ps(-INFINITY);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + i));
+    float m = hmax256(vm);
+    for (int j = i; j < n; j++)
+        m = x[j] > m ? x[j] : m;
+    __m256 mm = _mm256_set1_ps(m), vs = _mm256_setzero_ps();
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), mm));
+        _mm256_storeu_ps(x + i, e);
+        vs = _mm256_add_ps(vs, e);
+    }
+    double sum = hsum256(vs);
+    for (int j = i; j < n; j++) {
+        x[j] = x[j] == -INFINITY ? 0.0f : expf(x[j] - m);
+        sum += x[j];
+    }
+    __m256 inv = _mm256_set1_ps((float)(1.0 / sum));
+    for (i = 0; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
+    for (int j = i; j < n; j++)
+        x[j] *= (float)(1.0 / sum);
+}
+
+AVX2 static double log_sum_exp_avx2(const float *x, size_t n)
+{
+    __m256 vm = _mm256_set1_ps(-INFINITY);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + i));
+    float mx = hmax256(vm);
+    for (size_t k = i; k < n; k++)
+        mx = x[k] > mx ? x[k] : mx;
+    if (mx == -INFINITY)
+        return -INFINITY;
+    __m256 vs = _mm256_setzero_ps(), m = _mm256_set1_ps(mx);
+    for (i = 0; i + 8 <= n; i += 8)
+        vs = _mm256_add_ps(vs, exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), m)));
+    double sum = hsum256(vs);
+    for (size_t k = i; k < n; k++)
+        sum += x[k] == -INFINITY ? 0.0 : expf(x[k] - mx);
+    return mx + log(sum);
+}
+
+/* GELU with erf by Abramowitz & Stegun 7.1.26, as gelu_avx512. */
+AVX2 static void gelu_avx2(float *x, size_t n)
+{
+    size_t i = 0;
+    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i), z = _mm256_mul_ps(v, _mm256_set1_ps((float)M_SQRT1_2));
+        __m256 a = _mm256_andnot_ps(sign, z);
+        __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), a, one));
+        __m256 p = _mm256_set1_ps(1.061405429f);
+        p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
+        p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
+        p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
+        p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
+        p = _mm256_mul_ps(p, t);
+        __m256 e = _mm256_fnmadd_ps(p, exp256(_mm256_mul_ps(_mm256_xor_ps(a, sign), a)), one);
+        e = _mm256_or_ps(e, _mm256_and_ps(z, sign));
+        _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(one, e)));
+    }
+    gelu_c(x + i, n - i);
+}
+
+AVX2 static void add_avx2(float *y, const float *x, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_loadu_ps(x + i)));
+    add_c(y + i, x + i, n - i);
+}
+
+AVX2 static void narrow_f16_avx2(uint16_t *dst, const float *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+    narrow_f16_c(dst + i, src + i, n - i);
+}
+
 /* The 32 weights of one block as four 8-lane vectors: weights 0-7, 8-15, 16-23, 24-31. */
 AVX2 static inline void block256(const uint8_t *b, hark_dtype t, __m256 *w)
 {
@@ -682,9 +802,9 @@ static const kernel_set K_AVX512 = {"AVX-512", widen_f16_avx512, matvec_avx512,
                                     softmax_row_avx512, gelu_avx512, matvec_q_avx512,
                                     log_sum_exp_avx512, add_avx512, layer_norm_avx512,
                                     narrow_f16_avx512};
-static const kernel_set K_AVX2 = {"AVX2+F16C+FMA", widen_f16_avx2, matvec_avx2, softmax_row_c,
-                                  gelu_c, matvec_q_avx2, log_sum_exp_c, add_c, layer_norm_c,
-                                  narrow_f16_c};
+static const kernel_set K_AVX2 = {"AVX2+F16C+FMA", widen_f16_avx2, matvec_avx2, softmax_row_avx2,
+                                  gelu_avx2, matvec_q_avx2, log_sum_exp_avx2, add_avx2,
+                                  layer_norm_c, narrow_f16_avx2};
 #endif
 
 static const kernel_set *best, *active;
@@ -704,7 +824,15 @@ static void select_kernels(void)
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c)
         best = &K_AVX2;
 #endif
-    active = getenv("HARK_PORTABLE_KERNELS") ? &PORTABLE : best;
+    active = best;
+    /* HARK_KERNELS=portable|avx2 asks for a slower set (tests, comparisons) */
+    const char *want = getenv("HARK_KERNELS");
+    if (want && strcmp(want, "portable") == 0)
+        active = &PORTABLE;
+#ifdef HARK_X86
+    if (want && strcmp(want, "avx2") == 0 && best != &PORTABLE)
+        active = &K_AVX2;
+#endif
 }
 
 static const kernel_set *kernels(void)

@@ -27,8 +27,8 @@ double hark_log_sum_exp(const float *x, size_t n);
 void hark_add_fast(float *y, const float *x, size_t n);
 /* LayerNorm (eps 1e-5) of one row of d values; y may alias x. */
 void hark_layer_norm_row(float *y, const float *x, int d, const float *g, const float *b);
-/* Which kernels run ("AVX-512", ...); the portable ones when forced (tests) or
- * when HARK_PORTABLE_KERNELS is set. */
+/* Which kernels run ("AVX-512", ...): the best this CPU has, or the set that
+ * HARK_KERNELS names ("portable", "avx2"), or the portable ones when forced (tests). */
 const char *hark_kernels_name(void);
 void hark_kernels_force_portable(int on);
 /* Tests: makes the named kernel set ("AVX2+F16C+FMA", ...) the one in use, if this

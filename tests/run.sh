@@ -35,6 +35,12 @@ run() { # $1 = label, rest = command
 
 for t in build/tests/test_*; do run "$(basename "$t")" "$t"; done
 for t in build/san/tests/test_*; do run "asan+ubsan $(basename "$t")" "$t"; done
+# the reference comparisons again with the AVX2 and the portable kernels
+for k in avx2 portable; do
+    for t in test_parity test_ref_tiny test_longform test_decode; do
+        run "HARK_KERNELS=$k $t" env HARK_KERNELS=$k build/tests/$t
+    done
+done
 for t in tests/cli/test_*.sh; do
     run "$(basename "$t")" env HARK=build/hark bash "$t"
     run "asan+ubsan $(basename "$t")" env HARK=build/san/hark HARK_SANITIZED=1 bash "$t"
