@@ -332,7 +332,7 @@ static int top_candidates(const float *logits, int V, int k, double base, int so
                           candidate *c, int at)
 {
     /* one pass keeping the k best, ordered by logit then by lower token id */
-    int top[65], n = 0;
+    int top[65] = {0}, n = 0;
     if (k > 65)
         k = 65;
     for (int t = 0; t < V; t++) {
@@ -447,6 +447,8 @@ static int finish_live_beams(beam_state *b)
         for (int j = 0; j < b->n_live; j++)
             if (!used[j] && (best < 0 || beam(b, j)->w.sum_logprob > beam(b, best)->w.sum_logprob))
                 best = j;
+        if (best < 0)
+            break;
         used[best] = 1;
         rc = add_finished(b, &beam(b, best)->w, beam(b, best)->w.sum_logprob);
     }
