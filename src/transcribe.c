@@ -365,15 +365,16 @@ static int prepare(loop_state *st, const float *samples, size_t n, hark_error *e
         return hark_fail(e, HARK_ERR_NOMEM, "out of memory for the model's buffers");
     if (st->p->initial_prompt && *st->p->initial_prompt) {
         char *text = malloc(strlen(st->p->initial_prompt) + 2);
-        int *ids, k = -1;
+        int *ids = NULL, k = -1;
         if (text) {
             sprintf(text, " %s", st->p->initial_prompt);
             k = hark_tokenize(&m->vocab, text, &ids);
         }
         free(text);
-        if (k < 0 || history_add(st, ids, k))
-            return hark_fail(e, HARK_ERR_NOMEM, "out of memory");
+        int rc = k < 0 || history_add(st, ids, k);
         free(ids);
+        if (rc)
+            return hark_fail(e, HARK_ERR_NOMEM, "out of memory");
     }
     return 0;
 }
