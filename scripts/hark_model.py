@@ -563,13 +563,14 @@ def decode_greedy(model, xa, sp, suppress, blank, sample_len, timestamps, prompt
     return sampled
 
 
-def transcribe_greedy(model, audio, sp, suppress, blank, text_of):
+def transcribe_greedy(model, audio, sp, suppress, blank, text_of, initial_prompt=()):
     """openai/whisper's transcribe() loop at temperature 0 with timestamps and
-    the previous text as prompt (no fallback, no silence skipping); segments
+    the previous text as prompt (no fallback, no silence skipping), starting
+    from the tokens of an initial prompt if given; segments
     whose text is blank are dropped (as hark does).  Returns [(start, end, tokens)]."""
     mel = log_mel_spectrogram(audio, model.dims.n_mels, padding=480000)
     window = 2 * model.dims.n_audio_ctx
-    content, seek, all_tokens, segments = mel.shape[-1] - 3000, 0, [], []
+    content, seek, all_tokens, segments = mel.shape[-1] - 3000, 0, list(initial_prompt), []
     tb = sp.timestamp_begin
     while seek < content:
         size = min(window, content - seek)

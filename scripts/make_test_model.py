@@ -179,9 +179,17 @@ def main():
         json.dump(ref, f, indent=1)
     text_of = lambda ids: b"".join(tokens[t] for t in ids if t < sp.eot).decode("utf-8", "replace")
     segs = hm.transcribe_greedy(model, audio, sp, suppress, blank, text_of)
+    # openai encodes an initial prompt as " " + prompt
+    ids = {t: i for i, t in enumerate(tokens)}
+    prompt_text = "the lazy dog, then the quick brown fox"
+    prompt = [t for piece in ascii_pieces(" " + prompt_text)
+              for t in hm.bpe_encode_piece(ids, piece.encode())]
+    segs_p = hm.transcribe_greedy(model, audio, sp, suppress, blank, text_of, prompt)
+    as_json = lambda ss: [{"start": round(a, 2), "end": round(b, 2), "tokens": t} for a, b, t in ss]
     with open(os.path.join(OUT, "ref_longform.json"), "w") as f:
-        json.dump({"segments": [{"start": round(a, 2), "end": round(b, 2), "tokens": t}
-                                for a, b, t in segs]}, f, indent=1)
+        json.dump({"segments": as_json(segs),
+                   "initial_prompt": prompt_text, "prompt_tokens": prompt,
+                   "segments_with_prompt": as_json(segs_p)}, f, indent=1)
     print("long-form segments:", len(segs))
     beams = []
     for seek in range(0, content, window):

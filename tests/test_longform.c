@@ -7,6 +7,54 @@
 #include "check.h"
 #include "internal.h"
 
+/* segs (a JSON array) against the context's segments. */
+static void compare(hark_context *c, cJSON *segs, const char *what)
+{
+    CHECK(hark_n_segments(c) == cJSON_GetArraySize(segs), "%s: %d segments, reference %d", what,
+          hark_n_segments(c), cJSON_GetArraySize(segs));
+    int i = 0;
+    double prev_end = 0;
+    for (cJSON *s = segs->child; s && i < hark_n_segments(c); s = s->next, i++) {
+        double a = cJSON_GetObjectItem(s, "start")->valuedouble, b = cJSON_GetObjectItem(s, "end")->valuedouble;
+        double start = hark_segment_start(c, i), end = hark_segment_end(c, i);
+        CHECK(fabs(start - a) < 1e-6 && fabs(end - b) < 1e-6,
+              "%s segment %d: %.2f-%.2f, reference %.2f-%.2f", what, i, start, end, a, b);
+        cJSON *toks = cJSON_GetObjectItem(s, "tokens");
+        int same = hark_segment_n_tokens(c, i) == cJSON_GetArraySize(toks), j = 0;
+        for (cJSON *t = toks->child; t && same; t = t->next, j++)
+            same = hark_segment_token(c, i, j).id == t->valueint;
+        CHECK(same, "%s segment %d tokens differ", what, i);
+        /* on the 20 ms grid, in order, never overlapping */
+        CHECK(fabs(start * 50 - round(start * 50)) < 1e-6 && fabs(end * 50 - round(end * 50)) < 1e-6,
+              "%s segment %d off the 20 ms grid", what, i);
+        CHECK(start >= prev_end - 1e-9 && end > start, "%s segment %d overlaps or is empty", what, i);
+        prev_end = end;
+    }
+}
+
+/* An initial prompt: encoded as " " + text (the tokenizer against the
+ * reference's ids), then the same segments as openai's loop starting from it. */
+static void test_initial_prompt(hark_model *m, cJSON *ref)
+{
+    const char *text = cJSON_GetObjectItem(ref, "initial_prompt")->valuestring;
+    char spaced[256];
+    snprintf(spaced, sizeof spaced, " %s", text);
+    int *ids, n = hark_tokenize(&m->vocab, spaced, &ids);
+    cJSON *want = cJSON_GetObjectItem(ref, "prompt_tokens");
+    int same = n == cJSON_GetArraySize(want), j = 0;
+    for (cJSON *t = want->child; t && same; t = t->next, j++)
+        same = ids[j] == t->valueint;
+    CHECK(same, "prompt encodes to %d tokens unlike the reference", n);
+    free(ids);
+    hark_params p = hark_default_params();
+    p.beam_size = 1, p.n_temperatures = 1, p.no_speech_threshold = 0;
+    p.initial_prompt = text;
+    hark_context *c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
+    compare(c, cJSON_GetObjectItem(ref, "segments_with_prompt"), "with prompt");
+    hark_context_free(c);
+}
+
 int main(void)
 {
     char *json, err[512];
@@ -25,28 +73,9 @@ int main(void)
         p.beam_size = 1, p.n_temperatures = 1, p.no_speech_threshold = 0;
         hark_context *c = hark_context_new(m, &p);
         CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
-        cJSON *segs = cJSON_GetObjectItem(ref, "segments");
-        CHECK(hark_n_segments(c) == cJSON_GetArraySize(segs), "%s: %d segments, reference %d",
-              models[k], hark_n_segments(c), cJSON_GetArraySize(segs));
-        int i = 0;
-        double prev_end = 0;
-        for (cJSON *s = segs->child; s && i < hark_n_segments(c); s = s->next, i++) {
-            double a = cJSON_GetObjectItem(s, "start")->valuedouble, b = cJSON_GetObjectItem(s, "end")->valuedouble;
-            CHECK(fabs(hark_segment_start(c, i) - a) < 1e-6 && fabs(hark_segment_end(c, i) - b) < 1e-6,
-                  "segment %d: %.2f-%.2f, reference %.2f-%.2f", i, hark_segment_start(c, i),
-                  hark_segment_end(c, i), a, b);
-            cJSON *toks = cJSON_GetObjectItem(s, "tokens");
-            int same = hark_segment_n_tokens(c, i) == cJSON_GetArraySize(toks), j = 0;
-            for (cJSON *t = toks->child; t && same; t = t->next, j++)
-                same = hark_segment_token(c, i, j).id == t->valueint;
-            CHECK(same, "segment %d tokens differ", i);
-            /* on the 20 ms grid, in order, never overlapping */
-            double start = hark_segment_start(c, i), end = hark_segment_end(c, i);
-            CHECK(fabs(start * 50 - round(start * 50)) < 1e-6 && fabs(end * 50 - round(end * 50)) < 1e-6,
-                  "segment %d off the 20 ms grid", i);
-            CHECK(start >= prev_end - 1e-9 && end > start, "segment %d overlaps or is empty", i);
-            prev_end = end;
-        }
+        compare(c, cJSON_GetObjectItem(ref, "segments"), models[k]);
+        if (k == 0)
+            test_initial_prompt(m, ref);
         hark_context_free(c);
         hark_model_free(m);
     }
