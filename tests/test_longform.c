@@ -55,6 +55,25 @@ static void test_initial_prompt(hark_model *m, cJSON *ref)
     hark_context_free(c);
 }
 
+/* No-speech skipping: a window whose P(nospeech) is above the threshold and
+ * whose average log-probability is below logprob_threshold yields nothing. */
+static void test_silence_rule(hark_model *m)
+{
+    hark_params p = hark_default_params();
+    p.beam_size = 1, p.n_temperatures = 1;
+    p.no_speech_threshold = 1e-9f; /* every window "sounds silent" */
+    p.logprob_threshold = 0.0f;    /* and is unlikely enough */
+    hark_context *c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
+    CHECK(hark_n_segments(c) == 0, "%d segments from windows judged silent", hark_n_segments(c));
+    hark_context_free(c);
+    p.logprob_threshold = -1e9f;   /* likely enough: kept despite P(nospeech) */
+    c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
+    CHECK(hark_n_segments(c) > 0, "likely text is kept");
+    hark_context_free(c);
+}
+
 int main(void)
 {
     char *json, err[512];
@@ -74,8 +93,10 @@ int main(void)
         hark_context *c = hark_context_new(m, &p);
         CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
         compare(c, cJSON_GetObjectItem(ref, "segments"), models[k]);
-        if (k == 0)
+        if (k == 0) {
             test_initial_prompt(m, ref);
+            test_silence_rule(m);
+        }
         hark_context_free(c);
         hark_model_free(m);
     }
