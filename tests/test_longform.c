@@ -82,8 +82,10 @@ int main(void)
     CHECK(hark_read_file("tests/data/tiny-random/ref_longform.json", &json, &size, &e) == 0, "%s", e.msg);
     cJSON *ref = cJSON_Parse(json);
     free(json);
-    const char *models[] = {"tests/data/tiny-random/hf-f32", "tests/data/tiny-random/model-f32.bin"};
-    for (int k = 0; k < 2; k++) {
+    /* f16 models too: their cross K/V are f16 and prompts take the widened path */
+    const char *models[] = {"tests/data/tiny-random/hf-f32", "tests/data/tiny-random/model-f32.bin",
+                            "tests/data/tiny-random/hf-f16", "tests/data/tiny-random/model-f16.bin"};
+    for (int k = 0; k < 4; k++) {
         hark_model *m = hark_model_load(models[k], err, sizeof err);
         CHECK(m != NULL, "%s", err);
         if (!m)
