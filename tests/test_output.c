@@ -1,0 +1,117 @@
+/* The writers, field by field: JSON parsed back and compared with the API's
+ * values; srt, vtt and tsv lines parsed and compared with the segments. */
+#include <cJSON.h>
+
+#include "check.h"
+#include "hark.h"
+
+static double stamp(const char *s, int srt)
+{
+    int h = 0, m = 0, sec = 0, ms = 0;
+    if (srt ? sscanf(s, "%d:%d:%d,%d", &h, &m, &sec, &ms) != 4
+            : (sscanf(s, "%d:%d:%d.%d", &h, &m, &sec, &ms) != 4 &&
+               (h = 0, sscanf(s, "%d:%d.%d", &m, &sec, &ms) != 3)))
+        return -1;
+    return h * 3600 + m * 60 + sec + ms / 1000.0;
+}
+
+static void test_json(hark_context *c)
+{
+    char *text = hark_format_output(c, "json");
+    cJSON *root = cJSON_Parse(text);
+    CHECK(root != NULL, "json parses");
+    CHECK(strcmp(cJSON_GetObjectItem(root, "text")->valuestring, hark_text(c)) == 0, "text");
+    CHECK(strcmp(cJSON_GetObjectItem(root, "language")->valuestring, "en") == 0, "language");
+    cJSON *segs = cJSON_GetObjectItem(root, "segments");
+    CHECK(cJSON_GetArraySize(segs) == hark_n_segments(c), "segment count");
+    int i = 0;
+    for (cJSON *s = segs ? segs->child : NULL; s; s = s->next, i++) {
+        CHECK(cJSON_GetObjectItem(s, "id")->valueint == i, "id %d", i);
+        CHECK(cJSON_IsNumber(cJSON_GetObjectItem(s, "seek")), "seek");
+        CHECK(fabs(cJSON_GetObjectItem(s, "start")->valuedouble - hark_segment_start(c, i)) < 1e-9 &&
+                  fabs(cJSON_GetObjectItem(s, "end")->valuedouble - hark_segment_end(c, i)) < 1e-9,
+              "times of segment %d", i);
+        CHECK(strcmp(cJSON_GetObjectItem(s, "text")->valuestring, hark_segment_text(c, i)) == 0, "text %d", i);
+        cJSON *toks = cJSON_GetObjectItem(s, "tokens");
+        CHECK(cJSON_GetArraySize(toks) == hark_segment_n_tokens(c, i), "tokens of %d", i);
+        int j = 0;
+        for (cJSON *t = toks->child; t; t = t->next, j++) {
+            hark_token_info ti = hark_segment_token(c, i, j);
+            double p = cJSON_GetObjectItem(t, "p")->valuedouble;
+            CHECK(cJSON_GetObjectItem(t, "id")->valueint == ti.id && fabs(p - ti.p) < 1e-6 &&
+                      p > 0 && p <= 1 && strcmp(cJSON_GetObjectItem(t, "text")->valuestring, ti.text) == 0,
+                  "token %d.%d", i, j);
+        }
+        const char *nums[] = {"temperature", "avg_logprob", "compression_ratio", "no_speech_prob"};
+        for (int k = 0; k < 4; k++)
+            CHECK(cJSON_IsNumber(cJSON_GetObjectItem(s, nums[k])), "%s", nums[k]);
+        CHECK(fabs(cJSON_GetObjectItem(s, "avg_logprob")->valuedouble - hark_segment_avg_logprob(c, i)) < 1e-5,
+              "avg_logprob %d", i);
+    }
+    cJSON_Delete(root);
+    free(text);
+}
+
+/* srt: index, "HH:MM:SS,mmm --> HH:MM:SS,mmm", text, blank; vtt: header, then
+ * "[HH:]MM:SS.mmm --> ...", text, blank; tsv: header, then ms<TAB>ms<TAB>text. */
+static void test_subtitles(hark_context *c, int srt)
+{
+    char *text = hark_format_output(c, srt ? "srt" : "vtt"), *save = NULL;
+    char *line = strtok_r(text, "\n", &save);
+    if (!srt) {
+        CHECK(line && strcmp(line, "WEBVTT") == 0, "vtt header");
+        line = strtok_r(NULL, "\n", &save);
+    }
+    for (int i = 0; i < hark_n_segments(c); i++) {
+        if (srt) {
+            CHECK(line && atoi(line) == i + 1, "srt index %d", i + 1);
+            line = strtok_r(NULL, "\n", &save);
+        }
+        char a[32] = "", b[32] = "";
+        CHECK(line && sscanf(line, "%31s --> %31s", a, b) == 2, "cue timing line %d", i);
+        CHECK(fabs(stamp(a, srt) - hark_segment_start(c, i)) < 0.0006 &&
+                  fabs(stamp(b, srt) - hark_segment_end(c, i)) < 0.0006,
+              "cue %d times %s %s", i, a, b);
+        CHECK(srt ? strlen(a) == 12 : (strlen(a) == 9 || strlen(a) == 12), "stamp format %s", a);
+        line = strtok_r(NULL, "\n", &save); /* the text line */
+        CHECK(line != NULL && strstr(line, "-->") == NULL, "cue %d text", i);
+        line = strtok_r(NULL, "\n", &save);
+    }
+    CHECK(line == NULL, "nothing after the last cue");
+    free(text);
+}
+
+static void test_tsv(hark_context *c)
+{
+    char *text = hark_format_output(c, "tsv"), *save = NULL;
+    char *line = strtok_r(text, "\n", &save);
+    CHECK(line && strcmp(line, "start\tend\ttext") == 0, "tsv header");
+    for (int i = 0; i < hark_n_segments(c); i++) {
+        line = strtok_r(NULL, "\n", &save);
+        long a = -1, b = -1;
+        CHECK(line && sscanf(line, "%ld\t%ld\t", &a, &b) == 2, "tsv row %d", i);
+        CHECK(a == lround(hark_segment_start(c, i) * 1000) && b == lround(hark_segment_end(c, i) * 1000),
+              "tsv times %ld %ld", a, b);
+    }
+    free(text);
+}
+
+int main(void)
+{
+    char err[512];
+    hark_model *m = hark_model_load("tests/data/tiny-random/hf-f32", err, sizeof err);
+    CHECK(m != NULL, "%s", err);
+    hark_params p = hark_default_params();
+    p.beam_size = 1, p.n_temperatures = 1;
+    hark_context *c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
+    CHECK(hark_n_segments(c) >= 2, "%d segments", hark_n_segments(c));
+    test_json(c);
+    test_subtitles(c, 1);
+    test_subtitles(c, 0);
+    test_tsv(c);
+    CHECK(hark_format_output(c, "doc") == NULL, "unknown format");
+    hark_context_free(c);
+    hark_model_free(m);
+    return check_summary("output");
+}
