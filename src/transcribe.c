@@ -394,6 +394,11 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
         return hark_fail(e, HARK_ERR_ARG, "no audio samples");
     if (!m->vocab.multilingual && p->translate)
         return hark_fail(e, HARK_ERR_MODEL, "%s: an English-only model cannot translate", m->path);
+    if (p->beam_size > 64 || p->best_of > 64 || p->n_temperatures < 0 ||
+        p->n_temperatures > HARK_MAX_TEMPERATURES || p->max_tokens < 0)
+        return hark_fail(e, HARK_ERR_ARG,
+                         "bad parameters: beam_size and best_of at most 64, n_temperatures 0 to %d, "
+                         "max_tokens not negative", HARK_MAX_TEMPERATURES);
     /* hark's pool splits the work; OpenBLAS inside it runs single-threaded,
      * so -t N means N busy cores and results do not depend on N */
     openblas_set_num_threads(1);

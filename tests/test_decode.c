@@ -217,6 +217,21 @@ static void test_batch(const hark_model *m)
     free(enc), free(la), free(lb);
 }
 
+static void test_bad_params(hark_model *m)
+{
+    hark_params p = hark_default_params();
+    p.best_of = 1000;
+    hark_context *c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") != 0, "best_of 1000 refused");
+    CHECK(strstr(hark_last_error(c), "bad parameters") != NULL, "%s", hark_last_error(c));
+    hark_context_free(c);
+    p = hark_default_params();
+    p.n_temperatures = 99;
+    c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") != 0, "99 temperatures refused");
+    hark_context_free(c);
+}
+
 static void test_fallback_rule(void)
 {
     hark_params p = hark_default_params();
@@ -262,6 +277,7 @@ int main(void)
         test_beam_vs_greedy(m);
         test_batch(m);
         test_beam_reference(m);
+        test_bad_params(m);
         test_fallback_end_to_end(m);
     }
     test_fallback_rule();
