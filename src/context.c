@@ -74,6 +74,8 @@ const char *hark_last_error(const hark_context *c)
 
 int hark_transcribe(hark_context *c, const float *samples, size_t n)
 {
+    if (!c)
+        return HARK_ERR_ARG;
     c->error.msg[0] = 0;
     if (!samples && n)
         return hark_fail(&c->error, HARK_ERR_ARG, "no samples given");
@@ -84,8 +86,12 @@ int hark_transcribe_file(hark_context *c, const char *path)
 {
     float *x;
     size_t n;
+    if (!c)
+        return HARK_ERR_ARG;
     c->error.msg[0] = 0;
     hark_result_clear(&c->result);
+    if (!path)
+        return hark_fail(&c->error, HARK_ERR_ARG, "no file given");
     int rc = hark_audio_read(path, &x, &n, &c->error);
     if (rc)
         return rc;

@@ -342,9 +342,15 @@ static void default_alignment_heads(hark_model *m)
 hark_model *hark_model_load(const char *path, char *err, size_t errlen)
 {
     hark_error e = {{0}};
+    if (!path) {
+        if (err && errlen)
+            snprintf(err, errlen, "no model path given");
+        return NULL;
+    }
     hark_model *m = calloc(1, sizeof *m);
     if (!m) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        if (err && errlen)
+            snprintf(err, errlen, "%s: out of memory", path);
         return NULL;
     }
     snprintf(m->path, sizeof m->path, "%s", path);

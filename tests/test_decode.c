@@ -219,9 +219,15 @@ static void test_batch(const hark_model *m)
 
 static void test_bad_params(hark_model *m)
 {
+    char err[64];
+    CHECK(hark_model_load(NULL, err, sizeof err) == NULL && strcmp(err, "no model path given") == 0, "NULL path");
+    CHECK(hark_transcribe_file(NULL, "x.wav") == HARK_ERR_ARG && hark_transcribe(NULL, NULL, 0) == HARK_ERR_ARG,
+          "NULL context");
     hark_params p = hark_default_params();
     p.best_of = 1000;
     hark_context *c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, NULL) == HARK_ERR_ARG && strcmp(hark_last_error(c), "no file given") == 0,
+          "NULL file");
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") != 0, "best_of 1000 refused");
     CHECK(strstr(hark_last_error(c), "bad parameters") != NULL, "%s", hark_last_error(c));
     hark_context_free(c);
