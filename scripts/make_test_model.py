@@ -305,7 +305,8 @@ def word_reference(model, sp, tokens, audio):
     """openai's find_alignment and merge_punctuations on the first window for a
     punctuated ASCII sentence: words with window-relative times (ref_words.json)."""
     ids = {t: i for i, t in enumerate(tokens)}
-    sentence = ' "The quick brown fox," he said - (it jumps over the lazy dog!)'
+    sentence = os.environ.get("WORD_SENTENCE",
+                              ' Hark. Reads whisper models! Then "writes." What, it hears? Yes. In (plain) text.')
     text = [t for piece in ascii_pieces(sentence) for t in hm.bpe_encode_piece(ids, piece.encode())]
     window = 2 * model.dims.n_audio_ctx
     mel = hm.log_mel_spectrogram(audio, 80, padding=480000)[:, :window]
@@ -326,10 +327,25 @@ def word_reference(model, sp, tokens, audio):
     times = time_idx[jumps] / 50.0
     words, wtoks = split_words_openai(text, tokens, sp.eot)
     bounds = np.pad(np.cumsum([len(t) for t in wtoks[:-1]]), (1, 0))
-    timed = [[wd, tk, round(float(times[a]), 2), round(float(times[b]), 2)]
+    timed = [[wd, tk, float(times[a]), float(times[b])]
              for wd, tk, a, b in zip(words[:-1], wtoks[:-1], bounds[:-1], bounds[1:])]
+    # openai's sentence-end hack: words at or after ".!?" at most 2 x the median duration
+    clipped = 0
+    durations = np.array([e - s for _, _, s, e in timed])
+    durations = durations[durations.nonzero()]
+    if len(durations) > 0:
+        max_duration = 2 * min(0.7, float(np.median(durations)))
+        for i in range(1, len(timed)):
+            if timed[i][3] - timed[i][2] > max_duration:
+                if timed[i][0] in ".\u3002!\uff01?\uff1f":
+                    timed[i][3] = timed[i][2] + max_duration
+                    clipped += 1
+                elif timed[i - 1][0] in ".\u3002!\uff01?\uff1f":
+                    timed[i][2] = timed[i][3] - max_duration
+                    clipped += 1
     merge_punctuations(timed)
-    return {"tokens": text, "frames": window,
+    timed = [[wd, tk, round(a, 2), round(b, 2)] for wd, tk, a, b in timed]
+    return {"tokens": text, "frames": window, "sentence_end_clips": clipped,
             "words": [{"word": wd, "start": a, "end": b} for wd, tk, a, b in timed if wd]}
 
 

@@ -304,6 +304,50 @@ static double *row_times(const float *mat, int rows, int cols)
     return t;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of the non-zero word durations, at most 0.7 s (openai's). */
+static double median_duration(const word_span *ws, int n)
+{
+    double *d = malloc(sizeof(double) * (size_t)(n ? n : 1)), med = 0;
+    int k = 0;
+    for (int i = 0; d && i < n; i++)
+        if (ws[i].end - ws[i].start != 0)
+            d[k++] = ws[i].end - ws[i].start;
+    if (k > 0) {
+        qsort(d, (size_t)k, sizeof(double), cmp_double);
+        med = k % 2 ? d[k / 2] : (d[k / 2 - 1] + d[k / 2]) / 2;
+    }
+    free(d);
+    return med < 0.7 ? med : 0.7;
+}
+
+/* openai's hack for sentence ends: a word after or at one is at most twice the
+ * median duration long (`word in ".!?..."`, a substring test as in Python). */
+static void clip_sentence_ends(const hark_vocab *v, const int *t, word_span *ws, int n)
+{
+    static const char MARKS[] = ".\xe3\x80\x82!\xef\xbc\x81?\xef\xbc\x9f";
+    char buf[256], prev[256];
+    int any = 0;
+    for (int i = 0; i < n; i++)
+        any |= ws[i].end - ws[i].start != 0;
+    if (!any)
+        return;
+    double max_duration = 2 * median_duration(ws, n);
+    for (int i = 1; i < n; i++) {
+        if (ws[i].end - ws[i].start <= max_duration)
+            continue;
+        if (strstr(MARKS, word_text(v, t, &ws[i], buf, sizeof buf)))
+            ws[i].end = ws[i].start + max_duration;
+        else if (strstr(MARKS, word_text(v, t, &ws[i - 1], prev, sizeof prev)))
+            ws[i].start = ws[i].end - max_duration;
+    }
+}
+
 /* Timing and probability of each word from its own tokens (before merging). */
 static void time_words(const align_in *a, const double *times, word_span *ws, int n_words)
 {
@@ -368,6 +412,7 @@ int hark_align_words(const hark_model *m, const hark_cross *cross, const hark_de
         int n_words = split_words(&m->vocab, text, n, ws);
         if (times) {
             time_words(&a, times, ws, n_words);
+            clip_sentence_ends(&m->vocab, text, ws, n_words);
             merge_punctuation(&m->vocab, text, ws, n_words);
         }
         rc = times ? attach_words(&a, ws, n_words, segs, n_segs) : HARK_ERR_NOMEM;
