@@ -644,6 +644,35 @@ AVX2 static void add_avx2(float *y, const float *x, size_t n)
     add_c(y + i, x + i, n - i);
 }
 
+/* Mean and variance in f32 lanes, summed in double at the end (as AVX-512's). */
+AVX2 static void layer_norm_avx2(float *y, const float *x, int d, const float *g, const float *b)
+{
+    int i = 0;
+    __m256 s = _mm256_setzero_ps();
+    for (; i + 8 <= d; i += 8)
+        s = _mm256_add_ps(s, _mm256_loadu_ps(x + i));
+    double sum = hsum256(s);
+    for (int k = i; k < d; k++)
+        sum += x[k];
+    float mean = (float)(sum / d);
+    __m256 vm = _mm256_set1_ps(mean), v = _mm256_setzero_ps();
+    for (i = 0; i + 8 <= d; i += 8) {
+        __m256 c = _mm256_sub_ps(_mm256_loadu_ps(x + i), vm);
+        v = _mm256_fmadd_ps(c, c, v);
+    }
+    double var = hsum256(v);
+    for (int k = i; k < d; k++)
+        var += (double)(x[k] - mean) * (x[k] - mean);
+    float inv = (float)(1.0 / sqrt(var / d + 1e-5));
+    __m256 vi = _mm256_set1_ps(inv);
+    for (i = 0; i + 8 <= d; i += 8) {
+        __m256 c = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vi);
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(c, _mm256_loadu_ps(g + i), _mm256_loadu_ps(b + i)));
+    }
+    for (int k = i; k < d; k++)
+        y[k] = (x[k] - mean) * inv * g[k] + b[k];
+}
+
 AVX2 static void narrow_f16_avx2(uint16_t *dst, const float *src, size_t n)
 {
     size_t i = 0;
@@ -804,7 +833,7 @@ static const kernel_set K_AVX512 = {"AVX-512", widen_f16_avx512, matvec_avx512,
                                     narrow_f16_avx512};
 static const kernel_set K_AVX2 = {"AVX2+F16C+FMA", widen_f16_avx2, matvec_avx2, softmax_row_avx2,
                                   gelu_avx2, matvec_q_avx2, log_sum_exp_avx2, add_avx2,
-                                  layer_norm_c, narrow_f16_avx2};
+                                  layer_norm_avx2, narrow_f16_avx2};
 #endif
 
 static const kernel_set *best, *active;
