@@ -39,6 +39,13 @@ if command -v sox >/dev/null; then
         "$HARK" -m $M $T/$f >$T/out 2>$T/err; rc=$?
         expect_eq "$f transcribes" "$rc $([ -s $T/out ] && echo text) $(wc -c <$T/err)" "0 text 0"
     done
+    # MP3 (libsndfile's MPEG decoder): transcribes, and the decoder says nothing on stderr
+    if sox $CLIP $T/clip.mp3 2>/dev/null; then
+        "$HARK" -m $M $T/clip.mp3 >$T/out 2>$T/err; rc=$?
+        expect_eq "mp3 transcribes" "$rc $([ -s $T/out ] && echo text) $(wc -c <$T/err)" "0 text 0"
+    else
+        skip "this sox writes no mp3"
+    fi
 else
     skip "sox absent: rate and channel variants not made"
 fi
