@@ -113,8 +113,23 @@ static int looks_like_mpeg(const uint8_t *d, size_t size)
 
 /* libsndfile's MPEG decoder (mpg123) prints notes on stderr about damaged
  * frames; hark's errors are one line, so stderr is muted while it decodes. */
+/* Held while stderr is muted, so that a program's own messages (hark's batch
+ * progress and errors) wait instead of vanishing. */
+static pthread_mutex_t stderr_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void hark_stderr_lock(void)
+{
+    pthread_mutex_lock(&stderr_lock);
+}
+
+void hark_stderr_unlock(void)
+{
+    pthread_mutex_unlock(&stderr_lock);
+}
+
 static int mute_stderr(void)
 {
+    hark_stderr_lock();
     fflush(stderr);
     int saved = dup(2), null = open("/dev/null", O_WRONLY);
     if (null >= 0) {
@@ -130,6 +145,7 @@ static void unmute_stderr(int saved)
         dup2(saved, 2);
         close(saved);
     }
+    hark_stderr_unlock();
 }
 
 static SNDFILE *open_memory(memfile *m, SF_INFO *info, const char *path, int locked,

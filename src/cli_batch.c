@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "internal.h"
 
 enum { MAX_FORMATS = 8, PENDING = 0, DONE = 1, FAILED = 2 };
 
@@ -392,10 +393,12 @@ static void bar_clear(batch *b)
 static void say_error(batch *b, const char *msg)
 {
     pthread_mutex_lock(&b->lock);
+    hark_stderr_lock(); /* not lost while an MPEG decode mutes stderr */
     bar_clear(b);
     fprintf(stderr, "hark: %s\n", msg);
     if (b->bar)
         bar_draw(b);
+    hark_stderr_unlock();
     pthread_mutex_unlock(&b->lock);
 }
 
@@ -421,12 +424,14 @@ static void finish(batch *b, item *it, int ok, double audio, double secs)
     b->finished++;
     ok ? b->done++ : b->failed++;
     b->audio += ok ? audio : 0;
+    hark_stderr_lock();
     print_ready(b);
     if (b->report && b->bar)
         bar_draw(b);
     else if (b->report && ok)
         fprintf(stderr, "[%zu/%zu] %s: %.1f s audio, %.1f s\n", b->finished, b->n, it->path,
                 audio, secs);
+    hark_stderr_unlock();
     pthread_mutex_unlock(&b->lock);
 }
 

@@ -180,6 +180,10 @@ const char *hark_token_bytes(const hark_vocab *v, int id, int *len);
 /* ------------------------------------------------------------ audio and mel */
 
 int hark_audio_read(const char *path, float **samples, size_t *n, hark_error *e);
+/* MPEG decoding mutes stderr (fd 2) for its decoder's chatter; a program that
+ * writes to stderr from other threads meanwhile takes this lock first. */
+void hark_stderr_lock(void);
+void hark_stderr_unlock(void);
 /* Resamples mono audio from rate_in to 16 kHz (band-limited). */
 int hark_resample(const float *in, size_t n_in, double rate_in, float **out, size_t *n_out,
                   hark_error *e);
