@@ -24,7 +24,7 @@ static const char USAGE[] =
     "model and decoding:\n"
     "  -m, --model PATH          Hugging Face Whisper directory or whisper.cpp .bin\n"
     "                            (default: $HARK_MODEL, else the model in models/)\n"
-    "  -t, --threads N           threads per file (default 1)\n"
+    "  -t, --threads N           threads per file (default: up to 4 cores; 1 with -j)\n"
     "  -l, --language CODE       language of multilingual models, or auto (default)\n"
     "      --task TASK           transcribe (default) or translate\n"
     "      --detect-language     print the most likely languages and stop\n"
@@ -66,6 +66,17 @@ void cli_default_options(cli_options *o)
     memset(o, 0, sizeof *o);
     o->jobs = 1;
     o->params = hark_default_params();
+    o->params.n_threads = 0; /* 0 until -t: see cli_default_threads() */
+}
+
+/* Without -t: up to 4 cores for one file at a time, one per file with -j
+ * (results are the same for every thread count). */
+void cli_default_threads(cli_options *o)
+{
+    if (o->params.n_threads > 0)
+        return;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    o->params.n_threads = o->jobs > 1 || cores < 1 ? 1 : cores < 4 ? (int)cores : 4;
 }
 
 static int is_directory(const char *path)
@@ -420,6 +431,7 @@ int main(int argc, char **argv)
         o.out_dir = ".";
     if (!rc && o.out_dir && !o.formats[0])
         snprintf(o.formats, sizeof o.formats, "txt,json");
+    cli_default_threads(&o);
     if (!rc)
         rc = o.detect_language ? detect_languages(&o, inputs, n) : cli_run_batch(&o, inputs, n);
     free(inputs);

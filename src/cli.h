@@ -33,5 +33,7 @@ int cli_bench_main(int argc, char **argv);
  * of this kind, -1 (after printing) on a bad value. */
 int cli_parse_common(cli_options *o, int argc, char **argv, int *i);
 void cli_default_options(cli_options *o);
+/* Sets the thread count when -t was not given. */
+void cli_default_threads(cli_options *o);
 
 #endif

@@ -824,6 +824,7 @@ int cli_test_main(int argc, char **argv)
     int rc = parse_test_args(&o, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
+    cli_default_threads(&o.cli);
     /* A golden transcript must come out exactly unless a limit or a baseline
      * says how much may differ. */
     if (o.max_wer < 0 && !o.baseline_path)

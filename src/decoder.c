@@ -247,7 +247,7 @@ static void cross_attention16(const hark_model *m, const hark_cross *c, int l, c
 {
     int heads = m->hp.n_text_head, threads = hark_pool_threads();
     cross16_job j = {m, c, l, n, q, att, NULL, scratch, threads < heads ? threads : heads};
-    hark_parallel(j.slots, cross16_slot, &j);
+    hark_parallel(j.slots, cross16_slot, &j, (size_t)n * m->hp.n_audio_ctx * m->hp.n_text_state);
 }
 
 /* Pre-softmax scores of alignment head h in layer l for n queries (f16 K). */

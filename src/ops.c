@@ -78,7 +78,7 @@ void hark_linear(float *y, const float *x, int m, const hark_weight *w, const fl
     int chunk = (w->rows + tasks - 1) / tasks;
     chunk = (chunk + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
     linear_job job = {y, x, m, w, b, chunk};
-    hark_parallel((w->rows + chunk - 1) / chunk, linear_slice, &job);
+    hark_parallel((w->rows + chunk - 1) / chunk, linear_slice, &job, (size_t)m * w->rows * w->cols);
 }
 
 void hark_add(float *y, const float *x, size_t n)
@@ -114,7 +114,7 @@ static void layer_norm_slice(void *arg, int i)
 void hark_layer_norm(float *y, const float *x, int m, int d, const float *g, const float *b)
 {
     rows_job j = {y, x, m, d, g, b};
-    hark_parallel((m + SLICE_ROWS - 1) / SLICE_ROWS, layer_norm_slice, &j);
+    hark_parallel((m + SLICE_ROWS - 1) / SLICE_ROWS, layer_norm_slice, &j, (size_t)m * d * 4);
 }
 
 typedef struct elems_job {
@@ -132,7 +132,7 @@ static void gelu_slice(void *arg, int i)
 void hark_gelu(float *x, size_t n)
 {
     elems_job j = {x, n};
-    hark_parallel((int)((n + SLICE_ELEMS - 1) / SLICE_ELEMS), gelu_slice, &j);
+    hark_parallel((int)((n + SLICE_ELEMS - 1) / SLICE_ELEMS), gelu_slice, &j, n * 16);
 }
 
 void hark_softmax_rows(float *x, int m, int n)
@@ -199,5 +199,5 @@ void hark_attention(float *out, const float *q, const float *k, const float *v, 
 {
     int slots = hark_pool_threads() < n_head ? hark_pool_threads() : n_head;
     attn_job a = {out, q, k, v, nq, nk, d, d / n_head, causal_offset, n_head, slots, scratch};
-    hark_parallel(slots, attention_slot, &a);
+    hark_parallel(slots, attention_slot, &a, (size_t)nq * nk * d * 2);
 }

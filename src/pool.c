@@ -94,10 +94,12 @@ int hark_pool_threads(void)
     return current ? current->n_workers + 1 : 1;
 }
 
-void hark_parallel(int n, void (*fn)(void *arg, int i), void *arg)
+enum { MIN_PARALLEL_WORK = 1 << 18 };
+
+void hark_parallel(int n, void (*fn)(void *arg, int i), void *arg, size_t work)
 {
     hark_pool *p = current;
-    if (!p || p->n_workers == 0 || n <= 1) {
+    if (!p || p->n_workers == 0 || n <= 1 || work < MIN_PARALLEL_WORK) {
         for (int i = 0; i < n; i++)
             fn(arg, i);
         return;

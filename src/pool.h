@@ -4,6 +4,8 @@
 #ifndef HARK_POOL_H
 #define HARK_POOL_H
 
+#include <stddef.h>
+
 typedef struct hark_pool hark_pool;
 
 hark_pool *hark_pool_new(int n_threads);
@@ -11,7 +13,9 @@ void hark_pool_free(hark_pool *p);
 /* The pool the calling thread's kernels use (NULL: run serially). */
 void hark_pool_use(hark_pool *p);
 int hark_pool_threads(void);
-/* Runs fn(arg, i) for 0 <= i < n on the current pool and waits for all. */
-void hark_parallel(int n, void (*fn)(void *arg, int i), void *arg);
+/* Runs fn(arg, i) for 0 <= i < n on the current pool and waits for all; work
+ * (multiply-adds or elements, roughly) below a threshold runs in the calling
+ * thread, since waking the pool costs more than small jobs. */
+void hark_parallel(int n, void (*fn)(void *arg, int i), void *arg, size_t work);
 
 #endif
