@@ -51,7 +51,7 @@ void hark_cross_free(hark_cross *c)
     memset(c, 0, sizeof *c);
 }
 
-/* staging [ac][d] -> per-head f16, K as [h][ac][dh] or V as [h][dh][ac]; the
+/* staging [ac][d] -> per-head f16, [h][ac][dh] or transposed [h][dh][ac] (as K and V are); the
  * narrowing runs on whole rows (vectorised), the reordering on 16-bit values. */
 static void pack_heads(uint16_t *dst, const float *src, uint16_t *half, int ac, int d, int heads,
                        int transpose)
@@ -78,7 +78,7 @@ void hark_cross_set(const hark_model *m, hark_cross *c, const float *enc_out)
             continue;
         }
         hark_linear(c->staging, enc_out, (int)ac, &a->k, NULL);
-        pack_heads(c->k16 + l * ac * d, c->staging, c->staging16, (int)ac, (int)d, heads, 0);
+        pack_heads(c->k16 + l * ac * d, c->staging, c->staging16, (int)ac, (int)d, heads, 1);
         hark_linear(c->staging, enc_out, (int)ac, &a->v, a->v_b);
         pack_heads(c->v16 + l * ac * d, c->staging, c->staging16, (int)ac, (int)d, heads, 1);
     }
@@ -201,7 +201,7 @@ static void cross16_queries(const cross16_job *j, int h, int i0, int k, float *b
     for (int i = 0; i < k; i++)
         for (int t = 0; t < dh; t++)
             qh[i * dh + t] = j->q[(size_t)(i0 + i) * d + h * dh + t] * scale;
-    hark_matvec16(scores, qh, k, j->c->k16 + base, HARK_F16, ac, dh, 0, ac);
+    hark_vecmat16(scores, qh, k, j->c->k16 + base, dh, ac);
     hark_softmax_rows(scores, k, ac);
     hark_matvec16(out, scores, k, j->c->v16 + base, HARK_F16, dh, ac, 0, dh);
     for (int i = 0; i < k; i++)
@@ -219,8 +219,8 @@ static void cross16_many(const cross16_job *j, int h, float *buf)
     hark_widen_f16(vt, j->c->v16 + base, (size_t)ac * dh);
     for (int i0 = 0; i0 < j->n; i0 += CROSS_ROWS) {
         int rows = j->n - i0 < CROSS_ROWS ? j->n - i0 : CROSS_ROWS;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, ac, dh, 1.0f / sqrtf((float)dh),
-                    j->q + (size_t)i0 * d + h * dh, d, k, dh, 0.0f, scores, ac);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, ac, dh, 1.0f / sqrtf((float)dh),
+                    j->q + (size_t)i0 * d + h * dh, d, k, ac, 0.0f, scores, ac);
         hark_softmax_rows(scores, rows, ac);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, dh, ac, 1.0f, scores, ac, vt,
                     ac, 0.0f, j->att + (size_t)i0 * d + h * dh, d);
@@ -262,7 +262,7 @@ static void scores16(const hark_model *m, const hark_cross *c, int l, int h, con
         for (int i = 0; i < k; i++)
             for (int t = 0; t < dh; t++)
                 buf[i * dh + t] = q[(size_t)(i0 + i) * d + h * dh + t] * scale;
-        hark_matvec16(out + (size_t)i0 * ac, buf, k, c->k16 + base, HARK_F16, ac, dh, 0, ac);
+        hark_vecmat16(out + (size_t)i0 * ac, buf, k, c->k16 + base, dh, ac);
     }
 }
 

@@ -106,6 +106,25 @@ static void matvec_q_c(float *y, const float *x, int m, const void *w, hark_dtyp
     }
 }
 
+/* y[j][c] = sum_r x[j][r] W[r][c]: f16 rows, each read once for m vectors. */
+static void vecmat16_c(float *y, const float *x, int m, const uint16_t *w, int rows, int cols)
+{
+    float row[1024];
+    for (int c0 = 0; c0 < cols; c0 += 1024) {
+        int nc = cols - c0 < 1024 ? cols - c0 : 1024;
+        for (int j = 0; j < m; j++)
+            memset(y + (size_t)j * cols + c0, 0, sizeof(float) * (size_t)nc);
+        for (int r = 0; r < rows; r++) {
+            widen_f16_c(row, w + (size_t)r * cols + c0, (size_t)nc);
+            for (int j = 0; j < m; j++) {
+                float xr = x[(size_t)j * rows + r], *yj = y + (size_t)j * cols + c0;
+                for (int c = 0; c < nc; c++)
+                    yj[c] += xr * row[c];
+            }
+        }
+    }
+}
+
 static void softmax_row_c(float *x, int n)
 {
     float mx = -INFINITY;
@@ -365,6 +384,53 @@ AVX512 static void matvec_q_avx512(float *y, const float *x, int m, const void *
     case 6: matvec_qm_avx512(y, x, 6, q, t, rows, cols, r0, r1); break;
     case 7: matvec_qm_avx512(y, x, 7, q, t, rows, cols, r0, r1); break;
     default: matvec_qm_avx512(y, x, 8, q, t, rows, cols, r0, r1); break;
+    }
+}
+
+/* y[j][c] = sum_r x[j][r] W[r][c], 16 columns at a time in registers. */
+AVX512 static inline __attribute__((always_inline)) void
+vecmat16_m_avx512(float *y, const float *x, const int m, const uint16_t *w, int rows, int cols)
+{
+    int c = 0;
+    for (; c + 16 <= cols; c += 16) {
+        __m512 acc[HARK_MAX_BATCH];
+#pragma GCC unroll 8
+        for (int j = 0; j < m; j++)
+            acc[j] = _mm512_setzero_ps();
+        for (int r = 0; r < rows; r++) {
+            __m512 wv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w + (size_t)r * cols + c)));
+#pragma GCC unroll 8
+            for (int j = 0; j < m; j++)
+                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(x[(size_t)j * rows + r]), wv, acc[j]);
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < m; j++)
+            _mm512_storeu_ps(y + (size_t)j * cols + c, acc[j]);
+    }
+    for (; c < cols; c++) /* the last columns one by one */
+        for (int j = 0; j < m; j++) {
+            float s = 0;
+            for (int r = 0; r < rows; r++) {
+                uint16_t h;
+                memcpy(&h, w + (size_t)r * cols + c, 2);
+                s += x[(size_t)j * rows + r] * f16_table[h];
+            }
+            y[(size_t)j * cols + c] = s;
+        }
+}
+
+AVX512 static void vecmat16_avx512(float *y, const float *x, int m, const uint16_t *w, int rows,
+                                   int cols)
+{
+    switch (m) {
+    case 1: vecmat16_m_avx512(y, x, 1, w, rows, cols); break;
+    case 2: vecmat16_m_avx512(y, x, 2, w, rows, cols); break;
+    case 3: vecmat16_m_avx512(y, x, 3, w, rows, cols); break;
+    case 4: vecmat16_m_avx512(y, x, 4, w, rows, cols); break;
+    case 5: vecmat16_m_avx512(y, x, 5, w, rows, cols); break;
+    case 6: vecmat16_m_avx512(y, x, 6, w, rows, cols); break;
+    case 7: vecmat16_m_avx512(y, x, 7, w, rows, cols); break;
+    default: vecmat16_m_avx512(y, x, 8, w, rows, cols); break;
     }
 }
 
@@ -822,18 +888,20 @@ typedef struct kernel_set {
     void (*add)(float *, const float *, size_t);
     void (*layer_norm)(float *, const float *, int, const float *, const float *);
     void (*narrow_f16)(uint16_t *, const float *, size_t);
+    void (*vecmat16)(float *, const float *, int, const uint16_t *, int, int);
 } kernel_set;
 
 static const kernel_set PORTABLE = {"portable C", widen_f16_c, matvec_c, softmax_row_c, gelu_c,
-                                    matvec_q_c, log_sum_exp_c, add_c, layer_norm_c, narrow_f16_c};
+                                    matvec_q_c, log_sum_exp_c, add_c, layer_norm_c, narrow_f16_c,
+                                    vecmat16_c};
 #ifdef HARK_X86
 static const kernel_set K_AVX512 = {"AVX-512", widen_f16_avx512, matvec_avx512,
                                     softmax_row_avx512, gelu_avx512, matvec_q_avx512,
                                     log_sum_exp_avx512, add_avx512, layer_norm_avx512,
-                                    narrow_f16_avx512};
+                                    narrow_f16_avx512, vecmat16_avx512};
 static const kernel_set K_AVX2 = {"AVX2+F16C+FMA", widen_f16_avx2, matvec_avx2, softmax_row_avx2,
                                   gelu_avx2, matvec_q_avx2, log_sum_exp_avx2, add_avx2,
-                                  layer_norm_avx2, narrow_f16_avx2};
+                                  layer_norm_avx2, narrow_f16_avx2, vecmat16_c};
 #endif
 
 static const kernel_set *best, *active;
@@ -922,6 +990,11 @@ void hark_matvec_q(float *y, const float *x, int m, const void *w, hark_dtype t,
 void hark_softmax_row(float *x, int n)
 {
     kernels()->softmax_row(x, n);
+}
+
+void hark_vecmat16(float *y, const float *x, int m, const uint16_t *w, int rows, int cols)
+{
+    kernels()->vecmat16(y, x, m, w, rows, cols);
 }
 
 void hark_narrow_f16(uint16_t *dst, const float *src, size_t n)

@@ -144,6 +144,31 @@ static void test_softmax_gelu(void)
     CHECK(worst_g < 1e-5, "gelu error %g", worst_g);
 }
 
+static void test_vecmat(void)
+{
+    const int shapes[][2] = {{64, 1500}, {1, 1}, {7, 33}, {64, 100}};
+    double worst = 0;
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+        for (int m = 1; m <= HARK_MAX_BATCH; m += 3) {
+            int rows = shapes[k][0], cols = shapes[k][1];
+            uint16_t *w = malloc(sizeof(uint16_t) * rows * cols);
+            float *x = malloc(sizeof(float) * m * rows), *a = malloc(sizeof(float) * m * cols);
+            float *b = malloc(sizeof(float) * m * cols);
+            for (int i = 0; i < rows * cols; i++)
+                w[i] = hark_f32_to_f16(frand());
+            for (int i = 0; i < m * rows; i++)
+                x[i] = frand();
+            hark_vecmat16(a, x, m, w, rows, cols);
+            hark_kernels_force_portable(1);
+            hark_vecmat16(b, x, m, w, rows, cols);
+            hark_kernels_force_portable(0);
+            worst = fmax(worst, rel_err(a, b, (size_t)m * cols));
+            free(w), free(x), free(a), free(b);
+        }
+    printf("vecmat f16 (%s): max relative error %.2g\n", hark_kernels_name(), worst);
+    CHECK(worst < 1e-5, "vecmat error %g", worst);
+}
+
 static void test_rows(void)
 {
     const int sizes[] = {1, 15, 16, 33, 384, 1766, 51864};
@@ -225,6 +250,7 @@ int main(void)
         test_matvec_quant();
         test_softmax_gelu();
         test_rows();
+        test_vecmat();
         test_linear_paths();
     }
     return check_summary("kernels");
