@@ -534,6 +534,18 @@ def timestamp_rules(l, sampled, sp, max_initial=50):
         l[:tb] = -np.inf
 
 
+def apply_filters(l, sampled, sp, suppress, blank, timestamps):
+    """hark's logit filters in openai's order (SuppressBlank, SuppressTokens,
+    timestamp rules); timestamps are suppressed when they are off (in place)."""
+    if not sampled:
+        l[[blank, sp.eot]] = -np.inf
+    l[suppress] = -np.inf
+    if timestamps:
+        timestamp_rules(l, sampled, sp)
+    else:
+        l[sp.timestamp_begin:] = -np.inf
+
+
 def decode_greedy(model, xa, sp, suppress, blank, sample_len, timestamps, prompt):
     """One window, greedy, with hark's filters (openai's, plus every special but
     eot and timestamps suppressed); returns the sampled tokens."""
@@ -546,13 +558,7 @@ def decode_greedy(model, xa, sp, suppress, blank, sample_len, timestamps, prompt
         sampled = []
         for step in range(sample_len):
             l = logits.clone()
-            if step == 0:
-                l[[blank, sp.eot]] = -np.inf
-            l[suppress] = -np.inf
-            if timestamps:
-                timestamp_rules(l, sampled, sp)
-            else:
-                l[sp.timestamp_begin:] = -np.inf
+            apply_filters(l, sampled, sp, suppress, blank, timestamps)
             tok = int(torch.argmax(l))
             if tok == sp.eot:
                 break
@@ -616,14 +622,7 @@ def beam_decode(model, xa, sp, suppress, blank, sample_len, timestamps, beam_siz
             scores, order = {}, []
             for j, prefix in enumerate(tokens):
                 l = model.decoder(torch.tensor([prefix]), xa)[0, -1].clone()
-                sampled = prefix[n0:]
-                if not sampled:
-                    l[[blank, sp.eot]] = -np.inf
-                l[suppress] = -np.inf
-                if timestamps:
-                    timestamp_rules(l, sampled, sp)
-                else:
-                    l[sp.timestamp_begin:] = -np.inf
+                apply_filters(l, prefix[n0:], sp, suppress, blank, timestamps)
                 lp = F.log_softmax(l.float(), dim=-1)
                 top = lp.topk(beam_size + 1)
                 for v, t in zip(top.values.tolist(), top.indices.tolist()):

@@ -52,6 +52,29 @@ static inline int shared_path(char *out, size_t n, const char *rel)
     return stat(out, &st) == 0;
 }
 
+#ifdef cJSON__h
+/* A JSON reference fixture, parsed (NULL, after a failed check, if unreadable). */
+static inline cJSON *load_json_fixture(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long n = 0;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (text = malloc((size_t)n + 1)) && fread(text, 1, (size_t)n, f) == (size_t)n)
+        text[n] = 0;
+    else {
+        free(text);
+        text = NULL;
+    }
+    if (f)
+        fclose(f);
+    cJSON *json = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    CHECK(json != NULL, "%s: unreadable reference fixture", path);
+    return json;
+}
+#endif
+
 static inline double max_abs_diff(const float *a, const float *b, size_t n)
 {
     double m = 0;

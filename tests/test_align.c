@@ -12,17 +12,16 @@ int hark_align_words(const hark_model *m, const hark_cross *cross, const hark_de
 
 int main(void)
 {
-    char *json, err[512];
-    size_t size;
-    hark_error e;
-    CHECK(hark_read_file("tests/data/tiny-random/ref_words.json", &json, &size, &e) == 0, "%s", e.msg);
-    cJSON *ref = cJSON_Parse(json);
-    free(json);
+    char err[512];
+    cJSON *ref = load_json_fixture("tests/data/tiny-random/ref_words.json");
+    if (!ref)
+        return check_summary("align");
     hark_model *m = hark_model_load("tests/data/tiny-random/hf-f32", err, sizeof err);
     CHECK(m != NULL, "%s", err);
     float *x, *mel;
     size_t n;
     int frames, len = 2 * m->hp.n_audio_ctx;
+    hark_error e;
     CHECK(hark_audio_read("tests/data/clip.wav", &x, &n, &e) == 0, "%s", e.msg);
     hark_log_mel(x, n, 480000, 80, 1, &mel, &frames, &e);
     float *win = malloc(sizeof(float) * 80 * len);
