@@ -41,6 +41,21 @@ import sys
 import time
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def _threads_arg(argv, default="1"):
+    """--threads N or --threads=N, read before torch is imported."""
+    for i, a in enumerate(argv):
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+        if a == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+    return default
+
+
+# torch multiplies through OpenBLAS, whose own thread pool ignores torch.set_num_threads and
+# spins on every core: on 2 cores that starved the data synthesis and tripled the step time
+os.environ.setdefault("OPENBLAS_NUM_THREADS", _threads_arg(sys.argv))
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -440,6 +455,7 @@ def main():
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=args.lr, betas=(0.9, 0.98), eps=1e-8)
     step, seconds_seen = 0, 0.0
+    rewarm_from = None
     if state is not None:
         step, seconds_seen = state["step"], state["seconds_seen"]
         full = torch.load(opt_path, map_location="cpu") if os.path.exists(opt_path) else None
@@ -453,6 +469,7 @@ def main():
             model.load_state_dict({k: v.float() for k, v in w["model"].items()}, strict=False)
             ctc_head.load_state_dict({k: v.float() for k, v in w["ctc"].items()})
             src = "fp16 weights (fresh optimiser)"
+            rewarm_from = step      # a fresh AdamW at full lr jolts trained weights
         print("resumed step %d from %s" % (step, src), flush=True)
     model.to(dev)
     ctc_head.to(dev)
@@ -510,6 +527,8 @@ def main():
             train_sh.refresh()
         lr = args.lr * min(1.0, (step + 1) / args.warmup) * \
             max(0.05, 1.0 - step / args.decay_steps)
+        if rewarm_from is not None:
+            lr *= min(1.0, (step - rewarm_from + 1) / 200)
         for g in opt.param_groups:
             g["lr"] = lr
         cw = args.ctc_weight if step < c0 else args.ctc_final if step >= c1 else \
