@@ -391,6 +391,7 @@ static int cmd_quantize(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    cli_blas_reexec_if_slow(argv);
     if (argc > 1 && strcmp(argv[1], "quantize") == 0)
         return cmd_quantize(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "mel") == 0)

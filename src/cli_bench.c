@@ -458,6 +458,7 @@ static void print_model_json(const bench_options *o, const bench_result *r)
     add_number(j, "model_load_ms", r->model_load_ms);
     add_number(j, "peak_rss_mb", r->peak_rss_mb);
     add_number(j, "sgemm_gflops", r->sgemm_gflops);
+    cJSON_AddStringToObject(j, "blas_core", openblas_get_corename());
     add_number(j, "bandwidth_gbs", r->bandwidth_gbs);
     add_number(j, "encoder_gflop", r->encoder_gflop);
     add_number(j, "decode_weight_mb", r->decode_weight_mb);
@@ -492,7 +493,9 @@ static void print_model_table(const bench_options *o, const bench_result *r)
     snprintf(note, sizeof note, "to first logits (model load %.1f ms)", r->model_load_ms);
     row("load", r->load_ms, "ms", note);
     row("peak RSS", r->peak_rss_mb, "MB", "");
-    row("sgemm", r->sgemm_gflops, "GFLOP/s", o->quick ? "256^3, best of 10" : "1024^3, best of 10");
+    snprintf(note, sizeof note, "%s, best of 10, OpenBLAS %s", o->quick ? "256^3" : "1024^3",
+             openblas_get_corename());
+    row("sgemm", r->sgemm_gflops, "GFLOP/s", note);
     row("bandwidth", r->bandwidth_gbs, "GB/s", o->quick ? "8 MiB read, best of 10"
                                                          : "512 MiB read, best of 10");
     row("encoder peak", r->encoder_peak_pct, "%", "of the sgemm GFLOP/s");

@@ -27,6 +27,21 @@ if command -v jq >/dev/null; then
         && ok || bad "JSON is not the object expected: $(cat $TMP/json)"
 fi
 
+# OpenBLAS runs vectorised kernels wherever the CPU has them: Debian's OpenBLAS
+# falls back to SSE3 on cores it does not know, and hark then runs itself again
+# with OPENBLAS_CORETYPE set; a core the user names is kept.
+core=$(grep -oE '"blas_core":"[^"]*"' $TMP/json | cut -d'"' -f4)
+if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+    case "$core" in
+    Haswell | Zen | SkylakeX | Cooperlake | SapphireRapids) ok ;;
+    *) bad "OpenBLAS core [$core] on a CPU with AVX2 and FMA" ;;
+    esac
+else
+    skip "OPENBLAS_CORETYPE set or no AVX2: OpenBLAS's own choice is kept"
+fi
+OPENBLAS_CORETYPE=Prescott "$HARK" bench -m $M --reps 1 --json >$TMP/json2 2>/dev/null
+expect_eq "a core the user names is kept" "$(grep -oE '"blas_core":"[^"]*"' $TMP/json2)" '"blas_core":"Prescott"'
+
 "$HARK" bench -m $M -t 1 --reps 1 >$TMP/table 2>$TMP/err
 expect_eq "bench table exit" $? 0
 for r in encoder decode 5-batch prompt load "peak RSS" sgemm bandwidth "encoder peak" "decode bandwidth"; do
