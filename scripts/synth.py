@@ -7,6 +7,8 @@ Voices (all from Debian packages: espeak-ng, flite, festival + festvox-kallpc16k
   festival   kal_diphone
 HELD-OUT voice: flite "rms" is never used for training; it is the generalisation
 test (--voices heldout).
+HARK_NO_FESTIVAL=1 leaves festival out of the pool (espeak 2/3, flite 1/3), for machines
+without it (scripts/gpu-train); shards then differ from those built with festival.
 
 Synthesis-time augmentation (sox): tempo 0.85..1.15, speed 0.92..1.08, reverb,
 telephone band-limit (300-3400 Hz), random peak level.  Training-time
@@ -46,6 +48,8 @@ ESPEAK_ACCENTS = ["en-us", "en-gb", "en-gb-scotland", "en-gb-x-gbclan", "en-gb-x
 ESPEAK_SKIP = {"whisper", "whisperf", "Demonic", "croak", "UniRobot", "anikaRobot"}
 FLITE_TRAIN = ["kal16", "awb", "slt", "kal"]
 HELDOUT = ["flite:rms"]
+FESTIVAL = os.environ.get("HARK_NO_FESTIVAL", "0") in ("", "0")
+TMP = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
 
 def espeak_variants():
@@ -109,7 +113,7 @@ def synth_raw(voice, text, rng):
         return subprocess.run(["espeak-ng", "-v", acc_var, "-s", str(rate), "-p", str(pitch),
                                "--stdout", text], capture_output=True).stdout
     if eng == "flite":
-        with tempfile.NamedTemporaryFile(suffix=".wav", dir="/dev/shm") as tf:
+        with tempfile.NamedTemporaryFile(suffix=".wav", dir=TMP) as tf:
             cmd = ["flite", "-voice", name, "--setf",
                    "duration_stretch=%.2f" % rng.uniform(0.85, 1.2), "-t", text, "-o", tf.name]
             subprocess.run(cmd, capture_output=True)
@@ -119,7 +123,7 @@ def synth_raw(voice, text, rng):
 
 def festival_batch(texts):
     """Synthesize several texts with one festival process; returns wav bytes list."""
-    with tempfile.TemporaryDirectory(dir="/dev/shm") as d:
+    with tempfile.TemporaryDirectory(dir=TMP) as d:
         scm = []
         for i, t in enumerate(texts):
             t = t.replace("\\", " ").replace('"', " ")
@@ -165,10 +169,11 @@ def voice_pool(which):
         for v in variants:
             pool.append(("espeak:%s+%s" % (acc, v), 1.0))
     n_esp = len(pool)
-    # weights: espeak 60 %, flite 30 %, festival 10 %
+    # weights: espeak 60 %, flite 30 %, festival 10 % (without festival: 2/3, 1/3)
     pool = [(v, 0.60 / n_esp) for v, _ in pool]
     pool += [("flite:%s" % v, 0.30 / len(FLITE_TRAIN)) for v in FLITE_TRAIN]
-    pool += [("festival:kal_diphone", 0.10)]
+    if FESTIVAL:
+        pool += [("festival:kal_diphone", 0.10)]
     return pool
 
 

@@ -29,12 +29,14 @@ short-utterance curriculum, decoder input-token corruption, SpecAugment after
 Usage (background, one thread):
   OMP_WAIT_POLICY=PASSIVE nohup nice -n 10 /usr/bin/python3 scripts/train.py \
       >> /work/cache/logs/train.out 2>&1 &
-The same command resumes.  --device cuda for a GPU.
+The same command resumes.  On a GPU: --device cuda --workers N (scripts/gpu-train).
 """
 import argparse
+import collections
 import glob
 import json
 import math
+import multiprocessing
 import os
 import re
 import sys
@@ -305,6 +307,51 @@ def hm_augment(x, rng):
     return augment(x, rng)
 
 
+_BATCHER = None     # the Batcher a --workers process inherits through fork
+
+
+def _batch_np(step):
+    """Batcher.batch(step) in a worker, tensors as numpy arrays: torch would send each
+    tensor as shared memory with a file descriptor of its own (one per CTC target)."""
+    return tuple(x.numpy() if torch.is_tensor(x) else [t.numpy() for t in x]
+                 if isinstance(x, list) else x for x in _BATCHER.batch(step))
+
+
+class Prefetch:
+    """--workers processes build the batches of the coming steps, handed out in step
+    order: the batch of a step is a pure function of the step and the shards, so these
+    are the batches the training process would build itself (a GPU step takes less time
+    than building its batch).  The workers hold the shards as they were at the fork:
+    reset() after new ones arrive."""
+
+    def __init__(self, batcher, workers):
+        self.batcher, self.n, self.pool, self.todo = batcher, workers, None, collections.deque()
+
+    def reset(self):
+        """Stops the workers; the next batch() forks new ones."""
+        if self.pool is not None:
+            self.pool.terminate()
+        self.pool, self.todo = None, collections.deque()
+
+    def batch(self, step):
+        global _BATCHER
+        if self.n == 0:
+            return self.batcher.batch(step)
+        if self.pool is None:
+            _BATCHER = self.batcher
+            self.pool = multiprocessing.get_context("fork").Pool(
+                self.n, torch.set_num_threads, (1,))
+        while self.todo and self.todo[0][0] != step:       # out of order: start over
+            self.todo.popleft()
+        nxt = self.todo[-1][0] + 1 if self.todo else step
+        while len(self.todo) < 2 * self.n + 1:
+            self.todo.append((nxt, self.pool.apply_async(_batch_np, (nxt,))))
+            nxt += 1
+        return tuple(torch.from_numpy(x) if isinstance(x, np.ndarray) else
+                     [torch.from_numpy(t) for t in x] if isinstance(x, list) else x
+                     for x in self.todo.popleft()[1].get())
+
+
 # ---------------------------------------------------------------- model
 
 def make_model(dims):
@@ -386,9 +433,10 @@ def greedy_batch(model, xa, sp, suppress, blank, sample_len):
     with torch.no_grad():
         n = xa.shape[0]
         cache = model.decoder.new_cache()
-        logits = model.decoder(torch.tensor([[sp.sot, sp.notimestamps]] * n), xa, cache)[:, -1]
+        logits = model.decoder(torch.tensor([[sp.sot, sp.notimestamps]] * n, device=xa.device),
+                               xa, cache)[:, -1]
         out = [[] for _ in range(n)]
-        done = torch.zeros(n, dtype=torch.bool)
+        done = torch.zeros(n, dtype=torch.bool, device=xa.device)
         for step in range(sample_len):
             logits[:, suppress] = -np.inf
             logits[:, sp.timestamp_begin:] = -np.inf
@@ -398,9 +446,10 @@ def greedy_batch(model, xa, sp, suppress, blank, sample_len):
             done |= tok == sp.eot
             if done.all():
                 break
+            toks, dn = tok.tolist(), done.tolist()     # one device->host copy a step
             for b in range(n):
-                if not done[b]:
-                    out[b].append(int(tok[b]))
+                if not dn[b]:
+                    out[b].append(toks[b])
             logits = model.decoder(tok[:, None], xa, cache)[:, -1]
         return out
 
@@ -449,6 +498,9 @@ def main():
                     "mirror of the checkpoint (outside the repo)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=0,
+                    help="processes building the batches of the coming steps (the same "
+                    "batches; 0: the training process builds each itself)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--steps", type=int, default=40000)
     ap.add_argument("--d-model", type=int, default=256)
@@ -488,6 +540,8 @@ def main():
 
     torch.set_num_threads(args.threads)
     dev = torch.device(args.device)
+    if dev.type == "cuda":
+        torch.set_float32_matmul_precision("high")     # TF32 for validation's fp32 products
     os.makedirs(args.ckpt, exist_ok=True)
     os.makedirs(args.work, exist_ok=True)
     # resume from whichever copy (repo or mirror) is newer
@@ -581,6 +635,7 @@ def main():
     log("train clips %d (%.1f h), valid %d, valid-rms %d" % (
         len(train_sh), train_sh.dur_np.sum() / 3600, len(val_sh), len(valr_sh)))
     batcher = Batcher(train_sh, tok, sp, dims, args)
+    prefetch = Prefetch(batcher, args.workers)
 
     def save():
         st = {k: v.detach().half().cpu() for k, v in model.state_dict().items()
@@ -607,7 +662,10 @@ def main():
     while step < args.steps:
         t0 = time.time()
         if step % 200 == 0:
+            n_clips = len(train_sh)
             train_sh.refresh()
+            if len(train_sh) != n_clips:
+                prefetch.reset()
         lr = args.lr * min(1.0, (step + 1) / args.warmup) * \
             max(0.05, 1.0 - step / args.decay_steps)
         if rewarm_from is not None:
@@ -616,7 +674,7 @@ def main():
             g["lr"] = lr
         cw = args.ctc_weight if step < c0 else args.ctc_final if step >= c1 else \
             args.ctc_weight + (args.ctc_final - args.ctc_weight) * (step - c0) / (c1 - c0)
-        mels, inp, tgt, ctc_t, ctc_in, secs = batcher.batch(step)
+        mels, inp, tgt, ctc_t, ctc_in, secs = prefetch.batch(step)
         mels, inp, tgt = mels.to(dev), inp.to(dev), tgt.to(dev)
         with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
             xa = model.encoder(mels)
@@ -665,6 +723,7 @@ def main():
             log("checkpoint step %d" % step)
         if args.max_minutes and time.time() - t_start > args.max_minutes * 60:
             break
+    prefetch.reset()
     save()
     log("stopped at step %d" % step)
 
