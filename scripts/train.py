@@ -490,6 +490,24 @@ def evaluate(model, ctc_head, shards, tok, sp, dims, n, dev, chunk=25):
 
 # ---------------------------------------------------------------- main
 
+# where this machine keeps things and how much it takes at once (a GPU run's 8x batch
+# must not follow the checkpoint back to a CPU): never taken from the checkpoint
+MACHINE_ARGS = ("ckpt", "data", "work", "device", "threads", "workers", "max_minutes",
+                "log_every", "val_every", "val_n", "ckpt_min", "bf16", "batch_frames",
+                "batch_max")
+SHAPE_ARGS = ("d_model", "heads", "enc_layers", "dec_layers", "n_audio_ctx", "n_text_ctx",
+              "seed")
+
+
+def resume_args(args, saved, argv):
+    """A resumed run keeps its shape and seed, and the rest of its schedule unless the
+    command line names an option again (a resume once forgot --specaug-from)."""
+    given = {a.split("=")[0][2:].replace("-", "_") for a in argv if a.startswith("--")}
+    for k, v in saved.items():
+        if k in SHAPE_ARGS or (k not in MACHINE_ARGS and k not in given and hasattr(args, k)):
+            setattr(args, k, v)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", default=os.path.join(ROOT, "models", "train-ckpt"))
@@ -564,10 +582,7 @@ def main():
     state = None
     if os.path.exists(state_path):
         state = json.load(open(state_path))
-        for k, v in state["args"].items():      # model shape and schedule from the run
-            if k in ("d_model", "heads", "enc_layers", "dec_layers", "n_audio_ctx",
-                     "n_text_ctx", "seed"):
-                setattr(args, k, v)
+        resume_args(args, state["args"], sys.argv[1:])
     dims = hm.Dims(n_mels=80, n_audio_ctx=args.n_audio_ctx, n_audio_state=args.d_model,
                    n_audio_head=args.heads, n_audio_layer=args.enc_layers,
                    n_vocab=sp.n_vocab, n_text_ctx=args.n_text_ctx, n_text_state=args.d_model,
