@@ -60,18 +60,19 @@ def _threads_arg(argv, default="1"):
 os.environ.setdefault("OPENBLAS_NUM_THREADS", _threads_arg(sys.argv))
 
 
-def _blas_coretype():
-    """Debian's OpenBLAS 0.3.21 does not recognise newer Xeons and falls back to its
-    SSE3 'Prescott' kernels, 4x slower than the AVX-512 ones these CPUs run."""
+def _cpu_flags():
+    """The CPU's feature flags from /proc/cpuinfo (empty where there is none)."""
     try:
-        flags = open("/proc/cpuinfo").read().split("flags", 2)[1].split("\n", 1)[0].split()
+        return set(open("/proc/cpuinfo").read().split("flags", 2)[1].split("\n", 1)[0].split())
     except (OSError, IndexError):
-        return None
-    return "SkylakeX" if "avx512f" in flags else "Haswell" if "avx2" in flags else None
+        return set()
 
 
-if _blas_coretype() and "OPENBLAS_CORETYPE" not in os.environ:
-    os.environ["OPENBLAS_CORETYPE"] = _blas_coretype()
+CPU_FLAGS = _cpu_flags()
+# Debian's OpenBLAS 0.3.21 does not recognise newer Xeons and falls back to its SSE3
+# 'Prescott' kernels, 4x slower than the AVX-512 ones these CPUs run
+if "OPENBLAS_CORETYPE" not in os.environ and CPU_FLAGS & {"avx512f", "avx2"}:
+    os.environ["OPENBLAS_CORETYPE"] = "SkylakeX" if "avx512f" in CPU_FLAGS else "Haswell"
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -383,10 +384,7 @@ def bf16_wanted(choice, dev):
         return choice == "on"
     if dev.type == "cuda":
         return torch.cuda.is_bf16_supported()
-    try:
-        return " amx_bf16" in open("/proc/cpuinfo").read()
-    except OSError:
-        return False
+    return "amx_bf16" in CPU_FLAGS
 
 
 class CTCHead(torch.nn.Module):
