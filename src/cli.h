@@ -33,11 +33,8 @@ int cli_bench_main(int argc, char **argv);
  * of this kind, -1 (after printing) on a bad value. */
 int cli_parse_common(cli_options *o, int argc, char **argv, int *i);
 void cli_default_options(cli_options *o);
-/* The OpenBLAS core to ask for instead of CURRENT, which leaves this CPU's AVX2
- * or AVX-512 unused; NULL when CURRENT is fine (cli_blas.c). */
-const char *cli_blas_better_core(const char *current);
-/* Runs hark again with OPENBLAS_CORETYPE set when OpenBLAS chose such a core;
- * returns only when it did not. */
+/* Runs hark again with OPENBLAS_CORETYPE set when OpenBLAS chose kernels that
+ * leave this CPU's AVX2 or AVX-512 unused; returns only when it did not (cli_blas.c). */
 void cli_blas_reexec_if_slow(char **argv);
 /* Sets the thread count when -t was not given. */
 void cli_default_threads(cli_options *o);

@@ -23,7 +23,8 @@ static int core_is_vectorised(const char *core)
     return 0;
 }
 
-const char *cli_blas_better_core(const char *current)
+/* The OpenBLAS core to ask for instead of CURRENT; NULL when CURRENT is fine. */
+static const char *better_core(const char *current)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (!current || core_is_vectorised(current))
@@ -43,7 +44,7 @@ void cli_blas_reexec_if_slow(char **argv)
 {
     if (getenv("OPENBLAS_CORETYPE"))
         return;
-    const char *core = cli_blas_better_core(openblas_get_corename());
+    const char *core = better_core(openblas_get_corename());
     if (!core || setenv("OPENBLAS_CORETYPE", core, 1) != 0)
         return;
     execv("/proc/self/exe", argv);
