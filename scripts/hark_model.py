@@ -449,6 +449,17 @@ def export_ggml(model, path, text_tokens, specials, ftype=1):
 
 # ---------------------------------------------------------------- decoding
 
+def suppress_greedy(logits, step, specials, suppress, blank_id, timestamps):
+    """openai's greedy suppression on logits [..., vocab], in place: the suppress
+    list, timestamps when they are off, and blank / eot at the first step."""
+    logits[..., suppress] = -np.inf
+    if not timestamps:
+        logits[..., specials.timestamp_begin:] = -np.inf
+    if step == 0:
+        logits[..., [blank_id, specials.eot]] = -np.inf
+    return logits
+
+
 def greedy_window(model, mel_window, specials, suppress, blank_id, sample_len,
                   timestamps=False, margins=None):
     """Greedy decode one window from [sot] (+ notimestamps), openai rules.
@@ -464,12 +475,7 @@ def greedy_window(model, mel_window, specials, suppress, blank_id, sample_len,
         first = logits.clone()
         out = []
         for step in range(sample_len):
-            l = logits.clone()
-            l[suppress] = -np.inf
-            if not timestamps:
-                l[specials.timestamp_begin:] = -np.inf
-            if step == 0:
-                l[[blank_id, specials.eot]] = -np.inf
+            l = suppress_greedy(logits.clone(), step, specials, suppress, blank_id, timestamps)
             tok = int(torch.argmax(l))
             if margins is not None:  # how far the choice is from a tie
                 top = torch.topk(l, 2).values

@@ -436,11 +436,7 @@ def greedy_batch(model, xa, sp, suppress, blank, sample_len):
         out = [[] for _ in range(n)]
         done = torch.zeros(n, dtype=torch.bool, device=xa.device)
         for step in range(sample_len):
-            logits[:, suppress] = -np.inf
-            logits[:, sp.timestamp_begin:] = -np.inf
-            if step == 0:
-                logits[:, [blank, sp.eot]] = -np.inf
-            tok = logits.argmax(-1)
+            tok = hm.suppress_greedy(logits, step, sp, suppress, blank, False).argmax(-1)
             done |= tok == sp.eot
             if done.all():
                 break
