@@ -38,4 +38,19 @@ void hark_kernels_force_portable(int on);
  * CPU runs it; returns -1 otherwise. */
 int hark_kernels_select(const char *name);
 
+/* Attention of one head of width 64 in register tiles (attn64.c), AVX-512 only:
+ * available when the AVX-512 kernel set is the one in use.  Keys are padded to
+ * hark_attn64_keys(nk) (a multiple of 64); score rows have that stride. */
+int hark_attn64_available(void);
+int hark_attn64_keys(int nk);
+/* Keys k[nk] (row stride ldk) into kt (64 * hark_attn64_keys(nk) floats), zero-padded. */
+void hark_attn64_pack_keys(float *kt, const float *k, int ldk, int nk);
+/* Values v[nk] (row stride ldv) into contiguous rows vp[nk][64]. */
+void hark_attn64_pack_values(float *vp, const float *v, int ldv, int nk);
+/* s[i][j] = scale * q_i . k_j for i < nq (q rows at stride ldq), every padded j. */
+void hark_attn64_scores(float *s, const float *q, int ldq, int nq, const float *kt, int nk,
+                        float scale);
+/* out_i (stride ldo) = sum_{j < nk} p[i][j] vp_j, p as s above. */
+void hark_attn64_mix(float *out, int ldo, const float *p, int nq, const float *vp, int nk);
+
 #endif

@@ -145,10 +145,34 @@ typedef struct attn_job {
     float *out;
     const float *q, *k, *v;
     int nq, nk, d, dh, causal_offset, n_head, slots;
-    float *scratch; /* nq * nk floats per slot */
+    int tiled;      /* hark_attn64 register tiles instead of OpenBLAS */
+    float *scratch; /* slot_floats() per slot */
 } attn_job;
 
-/* Query rows [q0, q0 + nq) of head h: scores, mask, softmax, weighted sum. */
+static int block_rows(int nq)
+{
+    return nq < ATTN_ROWS ? nq : ATTN_ROWS;
+}
+
+/* A slot's scratch: a block's scores, rows padded to whole tiles of keys, then
+ * the head's packed keys and values for the register tiles. */
+static size_t slot_floats(int nq, int nk)
+{
+    return (size_t)(block_rows(nq) + 2 * 64) * hark_attn64_keys(nk);
+}
+
+static void mask_and_softmax(const attn_job *a, int q0, int nq, float *s, int lds)
+{
+    for (int i = 0; i < nq; i++) {
+        float *row = s + (size_t)i * lds;
+        if (a->causal_offset >= 0)
+            for (int j = q0 + i + a->causal_offset + 1; j < a->nk; j++)
+                row[j] = -INFINITY;
+        hark_softmax_row(row, a->nk);
+    }
+}
+
+/* Query rows [q0, q0 + nq) of head h on OpenBLAS: scores, mask, softmax, weighted sum. */
 static void attention_rows(const attn_job *a, int h, int q0, int nq, float *s)
 {
     int nk = a->nk, d = a->d, dh = a->dh;
@@ -160,11 +184,7 @@ static void attention_rows(const attn_job *a, int h, int q0, int nq, float *s)
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, dh, scale, q, d, a->k + h * dh,
                     d, 0.0f, s, nk);
-    if (a->causal_offset >= 0)
-        for (int i = 0; i < nq; i++)
-            for (int j = q0 + i + a->causal_offset + 1; j < nk; j++)
-                s[(size_t)i * nk + j] = -INFINITY;
-    hark_softmax_rows(s, nq, nk);
+    mask_and_softmax(a, q0, nq, s, nk);
     if (nq == 1)
         cblas_sgemv(CblasRowMajor, CblasTrans, nk, dh, 1.0f, a->v + h * dh, d, s, 1, 0.0f, out, 1);
     else
@@ -172,12 +192,33 @@ static void attention_rows(const attn_job *a, int h, int q0, int nq, float *s)
                     a->v + h * dh, d, 0.0f, out, d);
 }
 
+/* The same with register tiles over keys and values packed once per head. */
+static void attention_rows_tiled(const attn_job *a, int h, int q0, int nq, float *s, const float *kt,
+                                 const float *vp)
+{
+    int d = a->d, dh = a->dh, lds = hark_attn64_keys(a->nk);
+    hark_attn64_scores(s, a->q + (size_t)q0 * d + h * dh, d, nq, kt, a->nk, 1.0f / sqrtf((float)dh));
+    mask_and_softmax(a, q0, nq, s, lds);
+    hark_attn64_mix(a->out + (size_t)q0 * d + h * dh, d, s, nq, vp, a->nk);
+}
+
 /* Blocks of ATTN_ROWS queries: the scores of a block stay in cache, and the
  * encoder's 1500 x 1500 matrix of a head is never materialised whole. */
 static void attention_head(const attn_job *a, int h, float *s)
 {
-    for (int q0 = 0; q0 < a->nq; q0 += ATTN_ROWS)
-        attention_rows(a, h, q0, a->nq - q0 < ATTN_ROWS ? a->nq - q0 : ATTN_ROWS, s);
+    float *kt = s + (size_t)block_rows(a->nq) * hark_attn64_keys(a->nk);
+    float *vp = kt + (size_t)64 * hark_attn64_keys(a->nk);
+    if (a->tiled) {
+        hark_attn64_pack_keys(kt, a->k + h * a->dh, a->d, a->nk);
+        hark_attn64_pack_values(vp, a->v + h * a->dh, a->d, a->nk);
+    }
+    for (int q0 = 0; q0 < a->nq; q0 += ATTN_ROWS) {
+        int nq = block_rows(a->nq - q0);
+        if (a->tiled)
+            attention_rows_tiled(a, h, q0, nq, s, kt, vp);
+        else
+            attention_rows(a, h, q0, nq, s);
+    }
 }
 
 /* Slot i computes heads i, i + slots, ...: scratch grows with threads, not heads. */
@@ -185,19 +226,20 @@ static void attention_slot(void *arg, int slot)
 {
     const attn_job *a = arg;
     for (int h = slot; h < a->n_head; h += a->slots)
-        attention_head(a, h, a->scratch + (size_t)slot * (a->nq < ATTN_ROWS ? a->nq : ATTN_ROWS) * a->nk);
+        attention_head(a, h, a->scratch + (size_t)slot * slot_floats(a->nq, a->nk));
 }
 
 size_t hark_attention_scratch(int nq, int nk, int n_head)
 {
     int slots = hark_pool_threads() < n_head ? hark_pool_threads() : n_head;
-    return (size_t)slots * (nq < ATTN_ROWS ? nq : ATTN_ROWS) * nk;
+    return (size_t)slots * slot_floats(nq, nk);
 }
 
 void hark_attention(float *out, const float *q, const float *k, const float *v, int nq, int nk,
                     int d, int n_head, int causal_offset, float *scratch)
 {
     int slots = hark_pool_threads() < n_head ? hark_pool_threads() : n_head;
-    attn_job a = {out, q, k, v, nq, nk, d, d / n_head, causal_offset, n_head, slots, scratch};
+    int tiled = nq > 1 && d / n_head == 64 && hark_attn64_available();
+    attn_job a = {out, q, k, v, nq, nk, d, d / n_head, causal_offset, n_head, slots, tiled, scratch};
     hark_parallel(slots, attention_slot, &a, (size_t)nq * nk * d * 2);
 }

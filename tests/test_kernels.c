@@ -235,6 +235,37 @@ static void test_linear_paths(void)
     free(w16), free(wf), free(x), free(y1), free(y2);
 }
 
+/* Attention with heads of 64: the AVX-512 register tiles against the OpenBLAS
+ * path, across query blocks (128), query tiles (6) and key blocks (64), with
+ * and without the causal mask; heads of 32 take the OpenBLAS path in both. */
+static void test_attention(void)
+{
+    const int shapes[][5] = {/* nq, nk, heads, head width, causal offset */
+                             {2, 1, 1, 64, -1},   {7, 5, 2, 64, -1},  {130, 301, 3, 64, -1},
+                             {13, 13, 2, 64, 0},  {5, 20, 1, 64, 15}, {64, 64, 1, 64, -1},
+                             {9, 70, 2, 32, -1}};
+    double worst = 0;
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        int nq = shapes[k][0], nk = shapes[k][1], heads = shapes[k][2], d = heads * shapes[k][3];
+        float *q = malloc(sizeof(float) * nq * d), *kv = malloc(sizeof(float) * 2 * nk * d);
+        float *a = malloc(sizeof(float) * nq * d), *b = malloc(sizeof(float) * nq * d);
+        float *scratch = malloc(sizeof(float) * hark_attention_scratch(nq, nk, heads));
+        for (int i = 0; i < nq * d; i++)
+            q[i] = 4 * frand();
+        for (int i = 0; i < 2 * nk * d; i++)
+            kv[i] = frand();
+        hark_attention(a, q, kv, kv + nk * d, nq, nk, d, heads, shapes[k][4], scratch);
+        hark_kernels_force_portable(1);
+        hark_attention(b, q, kv, kv + nk * d, nq, nk, d, heads, shapes[k][4], scratch);
+        hark_kernels_force_portable(0);
+        worst = fmax(worst, rel_err(a, b, (size_t)nq * d));
+        free(q), free(kv), free(a), free(b), free(scratch);
+    }
+    printf("attention (%s, register tiles: %s): max relative error %.2g\n", hark_kernels_name(),
+           hark_attn64_available() ? "yes" : "no", worst);
+    CHECK(worst < 1e-5, "attention error %g", worst);
+}
+
 int main(void)
 {
     /* every kernel set this CPU runs, fastest first, against the portable twins */
@@ -252,6 +283,7 @@ int main(void)
         test_rows();
         test_vecmat();
         test_linear_paths();
+        test_attention();
     }
     return check_summary("kernels");
 }

@@ -1,0 +1,178 @@
+/* Attention products of one head of width 64 (the head width of every Whisper
+ * size) in AVX-512 register tiles.  With k = 64 OpenBLAS packs the same keys
+ * and values again for every block of queries and stores each score tile after
+ * only 64 multiply-adds: the encoder's attention ran at about half the speed of
+ * its projections.  Here the keys are transposed once per head and the tiles
+ * (6 queries x 64 keys, 6 queries x 64 values) stay in registers. */
+#include "kernels.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HARK_ATTN64_X86 1
+#endif
+
+enum { HEAD = 64, TILE_Q = 6 };
+
+int hark_attn64_available(void)
+{
+#ifdef HARK_ATTN64_X86
+    return strcmp(hark_kernels_name(), "AVX-512") == 0;
+#else
+    return 0;
+#endif
+}
+
+int hark_attn64_keys(int nk)
+{
+    return (nk + HEAD - 1) / HEAD * HEAD;
+}
+
+/* Blocks of 64 keys, each [64 dims][64 keys] contiguous (16 KB): strided rows
+ * would share a few L1 sets (a row stride of 1536 floats maps to 8 of 64). */
+void hark_attn64_pack_keys(float *kt, const float *k, int ldk, int nk)
+{
+    int nkp = hark_attn64_keys(nk);
+    for (int j0 = 0; j0 < nkp; j0 += HEAD) {
+        float *block = kt + (size_t)j0 * HEAD;
+        for (int d = 0; d < HEAD; d++)
+            for (int j = 0; j < HEAD; j++)
+                block[d * HEAD + j] = j0 + j < nk ? k[(size_t)(j0 + j) * ldk + d] : 0.0f;
+    }
+}
+
+/* Values in contiguous rows of 64: with the model's row stride (2048 floats in
+ * base) the rows of a head fall into a sixteenth of the L2 cache's sets. */
+void hark_attn64_pack_values(float *vp, const float *v, int ldv, int nk)
+{
+    for (int j = 0; j < nk; j++)
+        memcpy(vp + (size_t)j * HEAD, v + (size_t)j * ldv, sizeof(float) * HEAD);
+}
+
+#ifdef HARK_ATTN64_X86
+#define AVX512 __attribute__((target("avx512f,avx512vl,fma")))
+#define TILE static inline __attribute__((always_inline))
+
+/* s[r][0..63] = scale * q_r . keys j0..j0+63, for ROWS (constant) queries. */
+AVX512 TILE void scores_tile(float *s, int lds, const float *q, int ldq, const float *block,
+                             float scale, const int rows)
+{
+    __m512 acc[TILE_Q][4];
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; r++)
+        acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = _mm512_setzero_ps();
+    for (int d = 0; d < HEAD; d++) {
+        const float *kd = block + d * HEAD;
+        __m512 k0 = _mm512_loadu_ps(kd), k1 = _mm512_loadu_ps(kd + 16);
+        __m512 k2 = _mm512_loadu_ps(kd + 32), k3 = _mm512_loadu_ps(kd + 48);
+#pragma GCC unroll 6
+        for (int r = 0; r < rows; r++) {
+            __m512 qv = _mm512_set1_ps(q[(size_t)r * ldq + d]);
+            acc[r][0] = _mm512_fmadd_ps(qv, k0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(qv, k1, acc[r][1]);
+            acc[r][2] = _mm512_fmadd_ps(qv, k2, acc[r][2]);
+            acc[r][3] = _mm512_fmadd_ps(qv, k3, acc[r][3]);
+        }
+    }
+    __m512 vs = _mm512_set1_ps(scale);
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < 4; c++)
+            _mm512_storeu_ps(s + (size_t)r * lds + 16 * c, _mm512_mul_ps(acc[r][c], vs));
+}
+
+/* out[r][0..63] = sum_{j < nk} p[r][j] v_j, for ROWS (constant) queries. */
+AVX512 TILE void mix_tile(float *out, int ldo, const float *p, int ldp, const float *vp, int nk,
+                          const int rows)
+{
+    __m512 acc[TILE_Q][4];
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; r++)
+        acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = _mm512_setzero_ps();
+    for (int j = 0; j < nk; j++) {
+        const float *vj = vp + (size_t)j * HEAD;
+        __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16);
+        __m512 v2 = _mm512_loadu_ps(vj + 32), v3 = _mm512_loadu_ps(vj + 48);
+#pragma GCC unroll 6
+        for (int r = 0; r < rows; r++) {
+            __m512 pv = _mm512_set1_ps(p[(size_t)r * ldp + j]);
+            acc[r][0] = _mm512_fmadd_ps(pv, v0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(pv, v1, acc[r][1]);
+            acc[r][2] = _mm512_fmadd_ps(pv, v2, acc[r][2]);
+            acc[r][3] = _mm512_fmadd_ps(pv, v3, acc[r][3]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < 4; c++)
+            _mm512_storeu_ps(out + (size_t)r * ldo + 16 * c, acc[r][c]);
+}
+
+/* The tile functions take their row count as a constant, so that their
+ * accumulators are registers: one call site per count. */
+AVX512 static void scores_rows(float *s, int lds, const float *q, int ldq, const float *block,
+                               float scale, int rows)
+{
+    switch (rows) {
+    case 6: scores_tile(s, lds, q, ldq, block, scale, 6); break;
+    case 5: scores_tile(s, lds, q, ldq, block, scale, 5); break;
+    case 4: scores_tile(s, lds, q, ldq, block, scale, 4); break;
+    case 3: scores_tile(s, lds, q, ldq, block, scale, 3); break;
+    case 2: scores_tile(s, lds, q, ldq, block, scale, 2); break;
+    default: scores_tile(s, lds, q, ldq, block, scale, 1); break;
+    }
+}
+
+AVX512 static void mix_rows(float *out, int ldo, const float *p, int ldp, const float *vp, int nk,
+                            int rows)
+{
+    switch (rows) {
+    case 6: mix_tile(out, ldo, p, ldp, vp, nk, 6); break;
+    case 5: mix_tile(out, ldo, p, ldp, vp, nk, 5); break;
+    case 4: mix_tile(out, ldo, p, ldp, vp, nk, 4); break;
+    case 3: mix_tile(out, ldo, p, ldp, vp, nk, 3); break;
+    case 2: mix_tile(out, ldo, p, ldp, vp, nk, 2); break;
+    default: mix_tile(out, ldo, p, ldp, vp, nk, 1); break;
+    }
+}
+
+/* Key blocks outside, query tiles inside: a block of transposed keys (16 KB)
+ * stays in L1 while every query tile passes over it. */
+AVX512 static void scores_avx512(float *s, const float *q, int ldq, int nq, const float *kt, int nk,
+                                 float scale)
+{
+    int nkp = hark_attn64_keys(nk);
+    for (int j0 = 0; j0 < nkp; j0 += HEAD)
+        for (int i0 = 0; i0 < nq; i0 += TILE_Q)
+            scores_rows(s + (size_t)i0 * nkp + j0, nkp, q + (size_t)i0 * ldq, ldq,
+                        kt + (size_t)j0 * HEAD, scale, nq - i0 < TILE_Q ? nq - i0 : TILE_Q);
+}
+
+AVX512 static void mix_avx512(float *out, int ldo, const float *p, int nq, const float *vp, int nk)
+{
+    int nkp = hark_attn64_keys(nk);
+    for (int i0 = 0; i0 < nq; i0 += TILE_Q)
+        mix_rows(out + (size_t)i0 * ldo, ldo, p + (size_t)i0 * nkp, nkp, vp, nk,
+                 nq - i0 < TILE_Q ? nq - i0 : TILE_Q);
+}
+#endif
+
+void hark_attn64_scores(float *s, const float *q, int ldq, int nq, const float *kt, int nk,
+                        float scale)
+{
+#ifdef HARK_ATTN64_X86
+    scores_avx512(s, q, ldq, nq, kt, nk, scale);
+#else
+    (void)s, (void)q, (void)ldq, (void)nq, (void)kt, (void)nk, (void)scale;
+#endif
+}
+
+void hark_attn64_mix(float *out, int ldo, const float *p, int nq, const float *vp, int nk)
+{
+#ifdef HARK_ATTN64_X86
+    mix_avx512(out, ldo, p, nq, vp, nk);
+#else
+    (void)out, (void)ldo, (void)p, (void)nq, (void)vp, (void)nk;
+#endif
+}
