@@ -54,59 +54,50 @@ void hark_attn64_pack_values(float *vp, const float *v, int ldv, int nk)
 #define AVX512 __attribute__((target("avx512f,avx512vl,fma")))
 #define TILE static inline __attribute__((always_inline))
 
-/* s[r][0..63] = scale * q_r . keys j0..j0+63, for ROWS (constant) queries. */
-AVX512 TILE void scores_tile(float *s, int lds, const float *q, int ldq, const float *block,
-                             float scale, const int rows)
+/* The tiles' one step: acc[r][0..63] += x[r * ldx] * w[0..63] for each row. */
+AVX512 TILE void tile_step(__m512 acc[][4], const float *x, int ldx, const float *w, const int rows)
 {
-    __m512 acc[TILE_Q][4];
+    __m512 w0 = _mm512_loadu_ps(w), w1 = _mm512_loadu_ps(w + 16);
+    __m512 w2 = _mm512_loadu_ps(w + 32), w3 = _mm512_loadu_ps(w + 48);
 #pragma GCC unroll 6
-    for (int r = 0; r < rows; r++)
-        acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = _mm512_setzero_ps();
-    for (int d = 0; d < HEAD; d++) {
-        const float *kd = block + d * HEAD;
-        __m512 k0 = _mm512_loadu_ps(kd), k1 = _mm512_loadu_ps(kd + 16);
-        __m512 k2 = _mm512_loadu_ps(kd + 32), k3 = _mm512_loadu_ps(kd + 48);
-#pragma GCC unroll 6
-        for (int r = 0; r < rows; r++) {
-            __m512 qv = _mm512_set1_ps(q[(size_t)r * ldq + d]);
-            acc[r][0] = _mm512_fmadd_ps(qv, k0, acc[r][0]);
-            acc[r][1] = _mm512_fmadd_ps(qv, k1, acc[r][1]);
-            acc[r][2] = _mm512_fmadd_ps(qv, k2, acc[r][2]);
-            acc[r][3] = _mm512_fmadd_ps(qv, k3, acc[r][3]);
-        }
+    for (int r = 0; r < rows; r++) {
+        __m512 xr = _mm512_set1_ps(x[(size_t)r * ldx]);
+        acc[r][0] = _mm512_fmadd_ps(xr, w0, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(xr, w1, acc[r][1]);
+        acc[r][2] = _mm512_fmadd_ps(xr, w2, acc[r][2]);
+        acc[r][3] = _mm512_fmadd_ps(xr, w3, acc[r][3]);
     }
+}
+
+/* dst[r][0..63] = scale * acc[r] (rows at stride ld). */
+AVX512 TILE void tile_store(float *dst, int ld, __m512 acc[][4], float scale, const int rows)
+{
     __m512 vs = _mm512_set1_ps(scale);
 #pragma GCC unroll 6
     for (int r = 0; r < rows; r++)
+#pragma GCC unroll 4
         for (int c = 0; c < 4; c++)
-            _mm512_storeu_ps(s + (size_t)r * lds + 16 * c, _mm512_mul_ps(acc[r][c], vs));
+            _mm512_storeu_ps(dst + (size_t)r * ld + 16 * c, _mm512_mul_ps(acc[r][c], vs));
+}
+
+/* s[r][0..63] = scale * q_r . keys of one packed block, for ROWS (constant) queries. */
+AVX512 TILE void scores_tile(float *s, int lds, const float *q, int ldq, const float *block,
+                             float scale, const int rows)
+{
+    __m512 acc[TILE_Q][4] = {{_mm512_setzero_ps()}};
+    for (int d = 0; d < HEAD; d++)
+        tile_step(acc, q + d, ldq, block + d * HEAD, rows);
+    tile_store(s, lds, acc, scale, rows);
 }
 
 /* out[r][0..63] = sum_{j < nk} p[r][j] v_j, for ROWS (constant) queries. */
 AVX512 TILE void mix_tile(float *out, int ldo, const float *p, int ldp, const float *vp, int nk,
                           const int rows)
 {
-    __m512 acc[TILE_Q][4];
-#pragma GCC unroll 6
-    for (int r = 0; r < rows; r++)
-        acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = _mm512_setzero_ps();
-    for (int j = 0; j < nk; j++) {
-        const float *vj = vp + (size_t)j * HEAD;
-        __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16);
-        __m512 v2 = _mm512_loadu_ps(vj + 32), v3 = _mm512_loadu_ps(vj + 48);
-#pragma GCC unroll 6
-        for (int r = 0; r < rows; r++) {
-            __m512 pv = _mm512_set1_ps(p[(size_t)r * ldp + j]);
-            acc[r][0] = _mm512_fmadd_ps(pv, v0, acc[r][0]);
-            acc[r][1] = _mm512_fmadd_ps(pv, v1, acc[r][1]);
-            acc[r][2] = _mm512_fmadd_ps(pv, v2, acc[r][2]);
-            acc[r][3] = _mm512_fmadd_ps(pv, v3, acc[r][3]);
-        }
-    }
-#pragma GCC unroll 6
-    for (int r = 0; r < rows; r++)
-        for (int c = 0; c < 4; c++)
-            _mm512_storeu_ps(out + (size_t)r * ldo + 16 * c, acc[r][c]);
+    __m512 acc[TILE_Q][4] = {{_mm512_setzero_ps()}};
+    for (int j = 0; j < nk; j++)
+        tile_step(acc, p + j, ldp, vp + (size_t)j * HEAD, rows);
+    tile_store(out, ldo, acc, 1.0f, rows);
 }
 
 /* The tile functions take their row count as a constant, so that their
