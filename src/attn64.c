@@ -15,10 +15,17 @@
 
 enum { HEAD = 64, TILE_Q = 6 };
 
+#ifdef HARK_ATTN64_X86
+static int use_avx512(void)
+{
+    return strcmp(hark_kernels_name(), "AVX-512") == 0;
+}
+#endif
+
 int hark_attn64_available(void)
 {
 #ifdef HARK_ATTN64_X86
-    return strcmp(hark_kernels_name(), "AVX-512") == 0;
+    return use_avx512() || strcmp(hark_kernels_name(), "AVX2+F16C+FMA") == 0;
 #else
     return 0;
 #endif
@@ -147,13 +154,107 @@ AVX512 static void mix_avx512(float *out, int ldo, const float *p, int nq, const
         mix_rows(out + (size_t)i0 * ldo, ldo, p + (size_t)i0 * nkp, nkp, vp, nk,
                  nq - i0 < TILE_Q ? nq - i0 : TILE_Q);
 }
+
+/* AVX2 has 16 registers: tiles of 6 queries x 16 columns (12 accumulators),
+ * four passes across a head. */
+#define AVX2 __attribute__((target("avx2,fma")))
+enum { COLS2 = 16 };
+
+AVX2 TILE void tile2_step(__m256 acc[][2], const float *x, int ldx, const float *w, const int rows)
+{
+    __m256 w0 = _mm256_loadu_ps(w), w1 = _mm256_loadu_ps(w + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; r++) {
+        __m256 xr = _mm256_broadcast_ss(x + (size_t)r * ldx);
+        acc[r][0] = _mm256_fmadd_ps(xr, w0, acc[r][0]);
+        acc[r][1] = _mm256_fmadd_ps(xr, w1, acc[r][1]);
+    }
+}
+
+AVX2 TILE void tile2_store(float *dst, int ld, __m256 acc[][2], float scale, const int rows)
+{
+    __m256 vs = _mm256_set1_ps(scale);
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; r++) {
+        _mm256_storeu_ps(dst + (size_t)r * ld, _mm256_mul_ps(acc[r][0], vs));
+        _mm256_storeu_ps(dst + (size_t)r * ld + 8, _mm256_mul_ps(acc[r][1], vs));
+    }
+}
+
+/* s[r][0..15] = scale * q_r . 16 keys of a packed block (columns c0.. of it). */
+AVX2 TILE void scores2_tile(float *s, int lds, const float *q, int ldq, const float *block,
+                            float scale, const int rows)
+{
+    __m256 acc[TILE_Q][2] = {{_mm256_setzero_ps()}};
+    for (int d = 0; d < HEAD; d++)
+        tile2_step(acc, q + d, ldq, block + d * HEAD, rows);
+    tile2_store(s, lds, acc, scale, rows);
+}
+
+AVX2 TILE void mix2_tile(float *out, int ldo, const float *p, int ldp, const float *vp, int nk,
+                         const int rows)
+{
+    __m256 acc[TILE_Q][2] = {{_mm256_setzero_ps()}};
+    for (int j = 0; j < nk; j++)
+        tile2_step(acc, p + j, ldp, vp + (size_t)j * HEAD, rows);
+    tile2_store(out, ldo, acc, 1.0f, rows);
+}
+
+AVX2 static void scores2_rows(float *s, int lds, const float *q, int ldq, const float *block,
+                              float scale, int rows)
+{
+    for (int c = 0; c < HEAD; c += COLS2)
+        switch (rows) {
+        case 6: scores2_tile(s + c, lds, q, ldq, block + c, scale, 6); break;
+        case 5: scores2_tile(s + c, lds, q, ldq, block + c, scale, 5); break;
+        case 4: scores2_tile(s + c, lds, q, ldq, block + c, scale, 4); break;
+        case 3: scores2_tile(s + c, lds, q, ldq, block + c, scale, 3); break;
+        case 2: scores2_tile(s + c, lds, q, ldq, block + c, scale, 2); break;
+        default: scores2_tile(s + c, lds, q, ldq, block + c, scale, 1); break;
+        }
+}
+
+AVX2 static void mix2_rows(float *out, int ldo, const float *p, int ldp, const float *vp, int nk,
+                           int rows)
+{
+    for (int c = 0; c < HEAD; c += COLS2)
+        switch (rows) {
+        case 6: mix2_tile(out + c, ldo, p, ldp, vp + c, nk, 6); break;
+        case 5: mix2_tile(out + c, ldo, p, ldp, vp + c, nk, 5); break;
+        case 4: mix2_tile(out + c, ldo, p, ldp, vp + c, nk, 4); break;
+        case 3: mix2_tile(out + c, ldo, p, ldp, vp + c, nk, 3); break;
+        case 2: mix2_tile(out + c, ldo, p, ldp, vp + c, nk, 2); break;
+        default: mix2_tile(out + c, ldo, p, ldp, vp + c, nk, 1); break;
+        }
+}
+
+AVX2 static void scores_avx2(float *s, const float *q, int ldq, int nq, const float *kt, int nk,
+                             float scale)
+{
+    int nkp = hark_attn64_keys(nk);
+    for (int j0 = 0; j0 < nkp; j0 += HEAD)
+        for (int i0 = 0; i0 < nq; i0 += TILE_Q)
+            scores2_rows(s + (size_t)i0 * nkp + j0, nkp, q + (size_t)i0 * ldq, ldq,
+                         kt + (size_t)j0 * HEAD, scale, nq - i0 < TILE_Q ? nq - i0 : TILE_Q);
+}
+
+AVX2 static void mix_avx2(float *out, int ldo, const float *p, int nq, const float *vp, int nk)
+{
+    int nkp = hark_attn64_keys(nk);
+    for (int i0 = 0; i0 < nq; i0 += TILE_Q)
+        mix2_rows(out + (size_t)i0 * ldo, ldo, p + (size_t)i0 * nkp, nkp, vp, nk,
+                  nq - i0 < TILE_Q ? nq - i0 : TILE_Q);
+}
 #endif
 
 void hark_attn64_scores(float *s, const float *q, int ldq, int nq, const float *kt, int nk,
                         float scale)
 {
 #ifdef HARK_ATTN64_X86
-    scores_avx512(s, q, ldq, nq, kt, nk, scale);
+    if (use_avx512())
+        scores_avx512(s, q, ldq, nq, kt, nk, scale);
+    else
+        scores_avx2(s, q, ldq, nq, kt, nk, scale);
 #else
     (void)s, (void)q, (void)ldq, (void)nq, (void)kt, (void)nk, (void)scale;
 #endif
@@ -162,7 +263,10 @@ void hark_attn64_scores(float *s, const float *q, int ldq, int nq, const float *
 void hark_attn64_mix(float *out, int ldo, const float *p, int nq, const float *vp, int nk)
 {
 #ifdef HARK_ATTN64_X86
-    mix_avx512(out, ldo, p, nq, vp, nk);
+    if (use_avx512())
+        mix_avx512(out, ldo, p, nq, vp, nk);
+    else
+        mix_avx2(out, ldo, p, nq, vp, nk);
 #else
     (void)out, (void)ldo, (void)p, (void)nq, (void)vp, (void)nk;
 #endif
