@@ -1,9 +1,10 @@
 /* Attention products of one head of width 64 (the head width of every Whisper
- * size) in AVX-512 register tiles.  With k = 64 OpenBLAS packs the same keys
- * and values again for every block of queries and stores each score tile after
- * only 64 multiply-adds: the encoder's attention ran at about half the speed of
- * its projections.  Here the keys are transposed once per head and the tiles
- * (6 queries x 64 keys, 6 queries x 64 values) stay in registers. */
+ * size) in AVX-512 or AVX2 register tiles.  With k = 64 OpenBLAS packs the same
+ * keys and values again for every block of queries and stores each score tile
+ * after only 64 multiply-adds: the encoder's attention ran at about half the
+ * speed of its projections.  Here keys and values are packed once per head and
+ * the tiles (6 queries x 64 columns with AVX-512, x 16 with AVX2) stay in
+ * registers.  The portable kernel set keeps OpenBLAS (ops.c). */
 #include "kernels.h"
 
 #include <string.h>

@@ -38,8 +38,8 @@ void hark_kernels_force_portable(int on);
  * CPU runs it; returns -1 otherwise. */
 int hark_kernels_select(const char *name);
 
-/* Attention of one head of width 64 in register tiles (attn64.c), AVX-512 only:
- * available when the AVX-512 kernel set is the one in use.  Keys are padded to
+/* Attention of one head of width 64 in register tiles (attn64.c): available
+ * when the AVX-512 or the AVX2 kernel set is the one in use.  Keys are padded to
  * hark_attn64_keys(nk) (a multiple of 64); score rows have that stride. */
 int hark_attn64_available(void);
 int hark_attn64_keys(int nk);
