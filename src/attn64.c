@@ -14,7 +14,7 @@
 #define HARK_ATTN64_X86 1
 #endif
 
-enum { HEAD = 64, TILE_Q = 6 };
+enum { HEAD = HARK_ATTN64_HEAD, TILE_Q = 6 };
 
 #ifdef HARK_ATTN64_X86
 static int use_avx512(void)

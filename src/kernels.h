@@ -41,6 +41,7 @@ int hark_kernels_select(const char *name);
 /* Attention of one head of width 64 in register tiles (attn64.c): available
  * when the AVX-512 or the AVX2 kernel set is the one in use.  Keys are padded to
  * hark_attn64_keys(nk) (a multiple of 64); score rows have that stride. */
+enum { HARK_ATTN64_HEAD = 64 }; /* the head width the tiles take */
 int hark_attn64_available(void);
 int hark_attn64_keys(int nk);
 /* Keys k[nk] (row stride ldk) into kt (64 * hark_attn64_keys(nk) floats), zero-padded. */

@@ -158,7 +158,7 @@ static int block_rows(int nq)
  * the head's packed keys and values for the register tiles. */
 static size_t slot_floats(int nq, int nk)
 {
-    return (size_t)(block_rows(nq) + 2 * 64) * hark_attn64_keys(nk);
+    return (size_t)(block_rows(nq) + 2 * HARK_ATTN64_HEAD) * hark_attn64_keys(nk);
 }
 
 static void mask_and_softmax(const attn_job *a, int q0, int nq, float *s, int lds)
@@ -207,7 +207,7 @@ static void attention_rows_tiled(const attn_job *a, int h, int q0, int nq, float
 static void attention_head(const attn_job *a, int h, float *s)
 {
     float *kt = s + (size_t)block_rows(a->nq) * hark_attn64_keys(a->nk);
-    float *vp = kt + (size_t)64 * hark_attn64_keys(a->nk);
+    float *vp = kt + (size_t)HARK_ATTN64_HEAD * hark_attn64_keys(a->nk);
     if (a->tiled) {
         hark_attn64_pack_keys(kt, a->k + h * a->dh, a->d, a->nk);
         hark_attn64_pack_values(vp, a->v + h * a->dh, a->d, a->nk);
@@ -239,7 +239,7 @@ void hark_attention(float *out, const float *q, const float *k, const float *v, 
                     int d, int n_head, int causal_offset, float *scratch)
 {
     int slots = hark_pool_threads() < n_head ? hark_pool_threads() : n_head;
-    int tiled = nq > 1 && d / n_head == 64 && hark_attn64_available();
+    int tiled = nq > 1 && d / n_head == HARK_ATTN64_HEAD && hark_attn64_available();
     attn_job a = {out, q, k, v, nq, nk, d, d / n_head, causal_offset, n_head, slots, tiled, scratch};
     hark_parallel(slots, attention_slot, &a, (size_t)nq * nk * d * 2);
 }
