@@ -80,15 +80,18 @@ def mel_filters(n_mels, sr=SAMPLE_RATE, n_fft=N_FFT):
     return weights.astype(np.float32)
 
 
-def log_mel_spectrogram(audio, n_mels=80, padding=0):
-    """openai/whisper's log_mel_spectrogram: float32 [n_mels, frames]."""
+def log_mel_spectrogram(audio, n_mels=80, padding=0, filters=None):
+    """openai/whisper's log_mel_spectrogram: float32 [n_mels, frames].
+
+    filters: another [n_mels, 201] filterbank (training's vocal-tract warp)."""
     audio = torch.as_tensor(np.asarray(audio, dtype=np.float32))
     if padding > 0:
         audio = F.pad(audio, (0, padding))
     window = torch.hann_window(N_FFT)
     stft = torch.stft(audio, N_FFT, HOP, window=window, return_complex=True)
     magnitudes = stft[..., :-1].abs() ** 2
-    filters = torch.from_numpy(mel_filters(n_mels))
+    if filters is None:
+        filters = torch.from_numpy(mel_filters(n_mels))
     mel_spec = filters @ magnitudes
     log_spec = torch.clamp(mel_spec, min=1e-10).log10()
     log_spec = torch.maximum(log_spec, log_spec.max() - 8.0)

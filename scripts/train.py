@@ -24,7 +24,8 @@ Targets use Whisper's English-only task format:
   (a sentence cut at the window end: ... <t_end> <t_start_of_cut> eot)
 Tricks: auxiliary character CTC head on the encoder output (dropped at export),
 short-utterance curriculum, decoder input-token corruption, SpecAugment after
---specaug-from steps, warmup + linear decay, grad clipping.
+--specaug-from steps, vocal-tract-length warp after --vtlp-from steps, warmup +
+linear decay (restarted at --cycle-start), grad clipping.
 
 Usage (background, one thread):
   OMP_WAIT_POLICY=PASSIVE nohup nice -n 10 /usr/bin/python3 scripts/train.py \
@@ -141,15 +142,41 @@ class Shards:
                 str(self.text[s][i]), str(self.voice[s][i]))
 
 
-def window_mel(audio, n_frames, n_mels=80):
+def window_mel(audio, n_frames, n_mels=80, filters=None):
     """log_mel_spectrogram(audio, padding=480000)[:, :n_frames], computed cheaply.
 
     Zero padding only adds frames of zero energy, which never move the max, so
     padding just past the frames kept gives identical values.
     """
     pad = max(0, n_frames * 160 - len(audio)) + 800
-    m = hm.log_mel_spectrogram(audio, n_mels, padding=pad)
+    m = hm.log_mel_spectrogram(audio, n_mels, padding=pad, filters=filters)
     return m[:, :n_frames]
+
+
+_WARPED = {}
+
+
+def warped_filters(alpha, n_mels=80):
+    """Mel filterbank applied to a spectrum warped by alpha (vocal-tract-length
+    perturbation, Jaitly & Hinton 2013): bin k takes the energy of source frequency
+    k/alpha up to 80 % of Nyquist, then a straight line to Nyquist so that the whole
+    band stays covered.  It moves formants as a longer or shorter vocal tract would:
+    the speaker variation that the few recorded voices lack."""
+    key = round(alpha, 3)
+    if key not in _WARPED:
+        n = hm.N_FFT // 2
+        k = np.arange(n + 1, dtype=np.float64)
+        b = 0.8 * n
+        src = np.where(k <= b, k / alpha, b / alpha + (k - b) * (n - b / alpha) / (n - b))
+        lo = np.clip(np.floor(src).astype(int), 0, n)
+        hi = np.clip(lo + 1, 0, n)
+        w = src - np.floor(src)
+        interp = np.zeros((n + 1, n + 1))
+        interp[np.arange(n + 1), lo] += 1 - w
+        interp[np.arange(n + 1), hi] += w
+        _WARPED[key] = torch.from_numpy(
+            (hm.mel_filters(n_mels).astype(np.float64) @ interp).astype(np.float32))
+    return _WARPED[key]
 
 
 def ts_tok(sp, t, n_ts):
@@ -249,6 +276,13 @@ class Batcher:
                     loss_from=n_ctx_loss_from, ctc=ctc if ctc_ok else [],
                     seconds=min(len(x), self.win) / SR)
 
+    def vtlp(self, rng, step):
+        """A warped filterbank for --vtlp-frac of the examples from --vtlp-from on."""
+        if step < self.a.vtlp_from or rng.rand() >= self.a.vtlp_frac:
+            return None
+        r = self.a.vtlp_range
+        return warped_filters(round(rng.uniform(1 - r, 1 + r), 2))
+
     def batch(self, step):
         a = self.a
         rng = np.random.RandomState((a.seed * 1000003 + step) % (2 ** 31))
@@ -271,7 +305,8 @@ class Batcher:
         n_frames = max_frames if full else \
             min(max_frames, max(e["n_audio_frames"] for e in ex) + 2)
         n_frames += n_frames % 2
-        mels = torch.stack([window_mel(e["audio"], n_frames) for e in ex])
+        mels = torch.stack([window_mel(e["audio"], n_frames, filters=self.vtlp(rng, step))
+                            for e in ex])
         if step >= self.a.specaug_from:
             pad_val = mels.amin(dim=(1, 2))
             for b in range(len(ex)):
@@ -539,6 +574,14 @@ def main():
     ap.add_argument("--full-window-frac", type=float, default=0.1)
     ap.add_argument("--corrupt", type=float, default=0.05)
     ap.add_argument("--specaug-from", type=int, default=4000)
+    ap.add_argument("--vtlp-from", type=int, default=1000000,
+                    help="step from which examples get a vocal-tract-length warp")
+    ap.add_argument("--vtlp-frac", type=float, default=0.8)
+    ap.add_argument("--vtlp-range", type=float, default=0.15,
+                    help="warp factors uniform in 1 +- this")
+    ap.add_argument("--cycle-start", type=int, default=0,
+                    help="step where the linear decay to --decay-steps starts again "
+                    "from --lr (a warm restart)")
     ap.add_argument("--fast-gelu", type=int, default=1,
                     help="tanh GELU in fp32 training (ignored with bf16, where erf is faster)")
     ap.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
@@ -675,8 +718,8 @@ def main():
             train_sh.refresh()
             if len(train_sh) != n_clips:
                 prefetch.reset()
-        lr = args.lr * min(1.0, (step + 1) / args.warmup) * \
-            max(0.05, 1.0 - step / args.decay_steps)
+        lr = args.lr * min(1.0, (step + 1) / args.warmup) * min(1.0, max(
+            0.05, 1.0 - (step - args.cycle_start) / (args.decay_steps - args.cycle_start)))
         if rewarm_from is not None:
             lr *= min(1.0, (step - rewarm_from + 1) / 200)
         for g in opt.param_groups:
