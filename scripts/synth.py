@@ -1,10 +1,15 @@
 #!/usr/bin/python3
 """Synthesize hark's training / evaluation speech from the corpus.
 
-Voices (all from Debian packages: espeak-ng, flite, festival + festvox-kallpc16k):
+Voices (all from Debian packages: espeak-ng, flite, festival + festvox-kallpc16k,
+  festvox-kdlpc16k, festvox-us-slt-hts):
   espeak-ng  8 English accents x ~95 voice variants, rate 120..220 wpm, pitch 20..80
   flite      kal16, awb, slt, kal (8 kHz), rms   (recorded human speakers, CMU)
   festival   kal_diphone
+Extra voices (--voices extra, shards 120.. of train/): flite awb, slt, kal16 with their
+mean pitch drawn from 85..220 Hz (no training voice was as low as rms, ~95 Hz), festival
+ked_diphone (festvox-kdlpc16k, a speaker no other engine has) and the HTS voice
+cmu_us_slt_arctic_hts (festvox-us-slt-hts), pitch-shifted by sox by -400..+300 cents.
 HELD-OUT voice: flite "rms" is never used for training; it is the generalisation
 test (--voices heldout).
 HARK_NO_FESTIVAL=1 leaves festival out of the pool (espeak 2/3, flite 1/3), for machines
@@ -48,6 +53,9 @@ ESPEAK_ACCENTS = ["en-us", "en-gb", "en-gb-scotland", "en-gb-x-gbclan", "en-gb-x
 ESPEAK_SKIP = {"whisper", "whisperf", "Demonic", "croak", "UniRobot", "anikaRobot"}
 FLITE_TRAIN = ["kal16", "awb", "slt", "kal"]
 HELDOUT = ["flite:rms"]
+# name suffix ":f0": the voice's mean pitch is drawn per clip (flite int_f0_target_mean)
+EXTRA = [("flite:awb:f0", 0.2), ("flite:slt:f0", 0.2), ("flite:kal16:f0", 0.1),
+         ("festival:ked_diphone", 0.25), ("festival:cmu_us_slt_arctic_hts", 0.25)]
 FESTIVAL = os.environ.get("HARK_NO_FESTIVAL", "0") in ("", "0")
 TMP = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
@@ -80,7 +88,8 @@ def read_wav_bytes(data):
 
 def sox_process(wav_bytes, effects):
     """wav bytes -> 16 kHz float32 via sox with the given effect list."""
-    cmd = ["sox", "-q", "-t", "wav", "-", "-t", "raw", "-r", str(SR), "-e", "signed",
+    # -R: repeatable dither, so that a shard is the same bytes on every run
+    cmd = ["sox", "-q", "-R", "-t", "wav", "-", "-t", "raw", "-r", str(SR), "-e", "signed",
            "-b", "16", "-c", "1", "-"] + effects
     p = subprocess.run(cmd, input=wav_bytes, capture_output=True)
     if p.returncode != 0:
@@ -104,7 +113,7 @@ def random_effects(rng):
 
 
 def synth_raw(voice, text, rng):
-    """Return wav bytes for voice spec 'engine:name[:rate:pitch]'."""
+    """Return wav bytes for voice spec 'engine:name[:rate:pitch]' or 'flite:name:f0'."""
     eng, name = voice.split(":")[:2]
     if eng == "espeak":
         acc_var = name
@@ -116,15 +125,19 @@ def synth_raw(voice, text, rng):
         with tempfile.NamedTemporaryFile(suffix=".wav", dir=TMP) as tf:
             cmd = ["flite", "-voice", name, "--setf",
                    "duration_stretch=%.2f" % rng.uniform(0.85, 1.2), "-t", text, "-o", tf.name]
+            if voice.endswith(":f0"):
+                cmd[3:3] = ["--setf", "int_f0_target_mean=%d" % rng.randint(85, 220)]
             subprocess.run(cmd, capture_output=True)
             return open(tf.name, "rb").read()
     raise ValueError(voice)
 
 
-def festival_batch(texts):
+def festival_batch(texts, voice="kal_diphone"):
     """Synthesize several texts with one festival process; returns wav bytes list."""
     with tempfile.TemporaryDirectory(dir=TMP) as d:
-        scm = []
+        # kal_diphone is festival's default: the shards built before other voices
+        # existed ran without a (voice_...) call
+        scm = [] if voice == "kal_diphone" else ["(voice_%s)\n" % voice]
         for i, t in enumerate(texts):
             t = t.replace("\\", " ").replace('"', " ")
             scm.append('(set! u (utt.synth (Utterance Text "%s")))\n'
@@ -162,6 +175,8 @@ def trim(a, margin=0.06, db=-40.0):
 def voice_pool(which):
     if which == "heldout":
         return [(v, 1.0) for v in HELDOUT]
+    if which == "extra":
+        return EXTRA
     variants = espeak_variants()
     pool = []
     for acc in ESPEAK_ACCENTS:
@@ -188,16 +203,20 @@ def build_shard(sentences, pool, rng, n, max_sec):
     jobs = []
     for _ in range(n):
         jobs.append((rng.choices(names, weights)[0], rng.choice(sentences)))
-    fest_idx = [i for i, (v, _) in enumerate(jobs) if v.startswith("festival:")]
-    fest_wavs = dict(zip(fest_idx, festival_batch([jobs[i][1] for i in fest_idx]))) \
-        if fest_idx else {}
+    fest_wavs = {}
+    for fv in sorted({v for v, _ in jobs if v.startswith("festival:")}):
+        idx = [i for i, (v, _) in enumerate(jobs) if v == fv]
+        fest_wavs.update(zip(idx, festival_batch([jobs[i][1] for i in idx], fv.split(":")[1])))
     audios, texts, voices = [], [], []
     for i, (voice, text) in enumerate(jobs):
         raw = fest_wavs[i] if i in fest_wavs else synth_raw(voice, text, rng)
         if len(raw) < 100:
             continue
         try:
-            a = sox_process(raw, random_effects(rng))
+            eff = random_effects(rng)
+            if voice.startswith("festival:") and voice != "festival:kal_diphone":
+                eff[:0] = ["pitch", "%d" % rng.randint(-400, 300)]
+            a = sox_process(raw, eff)
         except RuntimeError:
             continue
         a = trim(a)
@@ -244,7 +263,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build")
     b.add_argument("--split", default="train")
-    b.add_argument("--voices", default="train", choices=["train", "heldout"])
+    b.add_argument("--voices", default="train", choices=["train", "heldout", "extra"])
     b.add_argument("--out", required=True)
     b.add_argument("--first", type=int, default=0)
     b.add_argument("--count", type=int, default=1)
@@ -259,7 +278,8 @@ def main():
     args = ap.parse_args()
     if args.cmd == "say":
         rng = random.Random(args.seed)
-        raw = festival_batch([args.text])[0] if args.voice.startswith("festival:") else \
+        raw = festival_batch([args.text], args.voice.split(":")[1])[0] \
+            if args.voice.startswith("festival:") else \
             synth_raw(args.voice, args.text, rng)
         a = trim(sox_process(raw, ["rate", str(SR), "norm", "-3"]))
         with wave.open(args.wav, "wb") as w:
