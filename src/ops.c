@@ -10,75 +10,102 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Products are cut into blocks of BLOCK_ROWS weight rows at fixed offsets, and
- * threads take whole blocks: every OpenBLAS call is the same whatever the
- * thread count, so results are too.  256 rows keep the repacking of the
- * activations (once per block) rare and the widened f32 block small. */
-enum { BLOCK_ROWS = 256, ATTN_ROWS = 128 };
+/* Products through OpenBLAS are cut into a grid of tiles that does not depend
+ * on the thread count, so every OpenBLAS call, and so every result, is the same
+ * however many threads share them: weight rows in even blocks of at most
+ * BLOCK_ROWS (384 rows make two blocks of 192 that two threads share evenly, not
+ * 256 + 128), activations in tiles of M_TILE rows (so that a 384-row product of
+ * 1500 frames is 12 tiles, not 2).  A block of f16/bf16 rows is widened to f32
+ * per tile: 1/M_TILE of the tile's multiply-adds. */
+enum { BLOCK_ROWS = 256, M_TILE = 256, ROW_ALIGN = 16, ATTN_ROWS = 128 };
 
-/* A slice of a product: output columns (weight rows) [r0, r1). */
 typedef struct linear_job {
     float *y;
     const float *x;
     int m;
     const hark_weight *w;
     const float *b;
-    int chunk;
+    int chunk;    /* weight rows per task (stored-type kernels) or per block (grid) */
+    int n_blocks; /* weight blocks per activation tile (grid) */
 } linear_job;
 
-/* Rows [r0, r1) of W (a whole number of blocks, or the tail), block by block;
- * non-f32 rows are widened into a bounded scratch first. */
-static void blocked_rows(const linear_job *j, int r0, int r1)
+static int ceil_div(int a, int b)
 {
-    const hark_weight *w = j->w;
-    float *block = w->type == HARK_F32 ? NULL : malloc(sizeof(float) * BLOCK_ROWS * (size_t)w->cols);
-    size_t row = hark_row_bytes(w->type, (size_t)w->cols);
-    for (int b0 = r0; b0 < r1; b0 += BLOCK_ROWS) {
-        int nr = r1 - b0 < BLOCK_ROWS ? r1 - b0 : BLOCK_ROWS;
-        const float *wb = (const float *)w->data + (size_t)b0 * w->cols;
-        if (w->type != HARK_F32) {
-            if (!block)
-                return;
-            hark_to_f32(block, (const char *)w->data + (size_t)b0 * row, w->type, (size_t)nr * w->cols);
-            wb = block;
-        }
-        if (j->m == 1)
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, nr, w->cols, 1.0f, wb, w->cols, j->x, 1, 0.0f,
-                        j->y + b0, 1);
-        else
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->m, nr, w->cols, 1.0f, j->x,
-                        w->cols, wb, w->cols, 0.0f, j->y + b0, w->rows);
-    }
-    free(block);
+    return (a + b - 1) / b;
 }
 
-static void linear_slice(void *arg, int i)
+/* The smallest multiple of ROW_ALIGN that cuts n rows into `parts` pieces. */
+static int even_chunk(int n, int parts)
+{
+    return ceil_div(ceil_div(n, parts), ROW_ALIGN) * ROW_ALIGN;
+}
+
+static void add_bias(const linear_job *j, int m0, int m1, int r0, int r1)
+{
+    if (j->b) /* this tile's part only: the bias is added in parallel too */
+        for (int i = m0; i < m1; i++)
+            hark_add(j->y + (size_t)i * j->w->rows + r0, j->b + r0, (size_t)(r1 - r0));
+}
+
+/* Grid tile i: activation rows of tile i / n_blocks times weight block i % n_blocks. */
+static void gemm_tile(void *arg, int i)
+{
+    const linear_job *j = arg;
+    const hark_weight *w = j->w;
+    int r0 = i % j->n_blocks * j->chunk, nr = w->rows - r0 < j->chunk ? w->rows - r0 : j->chunk;
+    int m0 = i / j->n_blocks * M_TILE, mm = j->m - m0 < M_TILE ? j->m - m0 : M_TILE;
+    const float *wb = (const float *)w->data + (size_t)r0 * w->cols;
+    float *block = NULL;
+    if (w->type != HARK_F32) {
+        block = malloc(sizeof(float) * (size_t)nr * w->cols);
+        if (!block)
+            return;
+        hark_to_f32(block, (const char *)w->data + (size_t)r0 * hark_row_bytes(w->type, (size_t)w->cols),
+                    w->type, (size_t)nr * w->cols);
+        wb = block;
+    }
+    const float *x = j->x + (size_t)m0 * w->cols;
+    float *y = j->y + (size_t)m0 * w->rows + r0;
+    if (mm == 1)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, nr, w->cols, 1.0f, wb, w->cols, x, 1, 0.0f, y, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, mm, nr, w->cols, 1.0f, x, w->cols, wb,
+                    w->cols, 0.0f, y, w->rows);
+    free(block);
+    add_bias(j, m0, m0 + mm, r0, r0 + nr);
+}
+
+/* Rows [i * chunk, ...) by the kernels that read the stored type directly: each
+ * output is one row's dot product, whatever the split. */
+static void stored_type_slice(void *arg, int i)
 {
     const linear_job *j = arg;
     const hark_weight *w = j->w;
     int r0 = i * j->chunk, r1 = r0 + j->chunk < w->rows ? r0 + j->chunk : w->rows;
     if (r0 >= r1)
         return;
-    if ((w->type == HARK_F16 || w->type == HARK_BF16) && j->m <= HARK_MAX_BATCH)
+    if (w->type == HARK_F16 || w->type == HARK_BF16)
         /* bandwidth-bound: each stored weight is read once for all m vectors */
         hark_matvec16(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
-    else if (hark_dtype_is_quantized(w->type) && j->m <= HARK_MAX_BATCH)
-        hark_matvec_q(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
     else
-        blocked_rows(j, r0, r1);
-    if (j->b) /* this slice's columns only: the bias is added in parallel too */
-        for (int i = 0; i < j->m; i++)
-            hark_add(j->y + (size_t)i * w->rows + r0, j->b + r0, (size_t)(r1 - r0));
+        hark_matvec_q(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
+    add_bias(j, 0, j->m, r0, r1);
 }
 
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
 {
-    /* whole blocks per task, a few tasks per thread for balance */
-    int threads = hark_pool_threads(), tasks = threads > 1 ? threads * 4 : 1;
-    int chunk = (w->rows + tasks - 1) / tasks;
-    chunk = (chunk + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
-    linear_job job = {y, x, m, w, b, chunk};
-    hark_parallel((w->rows + chunk - 1) / chunk, linear_slice, &job, (size_t)m * w->rows * w->cols);
+    size_t work = (size_t)m * w->rows * w->cols;
+    linear_job job = {y, x, m, w, b, 0, 0};
+    if (w->type != HARK_F32 && m <= HARK_MAX_BATCH) {
+        /* a few tasks per thread for balance */
+        int threads = hark_pool_threads(), tasks = threads > 1 ? threads * 4 : 1;
+        job.chunk = even_chunk(w->rows, tasks);
+        hark_parallel(ceil_div(w->rows, job.chunk), stored_type_slice, &job, work);
+        return;
+    }
+    job.chunk = even_chunk(w->rows, ceil_div(w->rows, BLOCK_ROWS));
+    job.n_blocks = ceil_div(w->rows, job.chunk);
+    hark_parallel(ceil_div(m, M_TILE) * job.n_blocks, gemm_tile, &job, work);
 }
 
 void hark_add(float *y, const float *x, size_t n)
