@@ -11,6 +11,7 @@ it measures greedy WER in PyTorch on N clips of each evaluation set
 flite rms), synthesizing the sets into $HARK_DATA first if missing.
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -33,13 +34,38 @@ EVAL_SETS = [  # name, split, voices, clips
 ]
 
 
-def load_checkpoint(ckpt):
+def averaged_weights(paths):
+    """The mean of several checkpoints' weights, in fp32."""
+    total = None
+    for p in paths:
+        w = torch.load(p, map_location="cpu")["model"]
+        total = {k: v.float() for k, v in w.items()} if total is None else \
+            {k: total[k] + w[k].float() for k in total}
+    return {k: v / len(paths) for k, v in total.items()}
+
+
+def snapshots_upto(work, step, n):
+    """The last n snapshot files of steps <= step (train.py keeps them in work/snapshots)."""
+    found = sorted(glob.glob(os.path.join(work, "snapshots", "step-*.pt")))
+    found = [p for p in found if int(os.path.basename(p)[5:11]) <= step]
+    if len(found) < n:
+        sys.exit("export: --average %d: only %d snapshots up to step %d in %s/snapshots"
+                 % (n, len(found), step, work))
+    return found[-n:]
+
+
+def load_checkpoint(ckpt, average=0, work=None):
     state = json.load(open(os.path.join(ckpt, "state.json")))
     dims = hm.Dims(**state["dims"])
     model = hm.Whisper(dims)
-    w = torch.load(os.path.join(ckpt, "model.fp16.pt"), map_location="cpu")
-    missing, unexpected = model.load_state_dict({k: v.float() for k, v in w["model"].items()},
-                                                strict=False)
+    if average > 1:
+        paths = snapshots_upto(work, state["step"], average)
+        weights = averaged_weights(paths)
+        state["averaged"] = [int(os.path.basename(p)[5:11]) for p in paths]
+    else:
+        weights = {k: v.float() for k, v in
+                   torch.load(os.path.join(ckpt, "model.fp16.pt"), map_location="cpu")["model"].items()}
+    missing, unexpected = model.load_state_dict(weights, strict=False)
     assert not unexpected and all(k == "decoder.mask" for k in missing), (missing, unexpected)
     model.eval()
     return model, state
@@ -104,13 +130,16 @@ recordings.
 - Data: sentences from Debian's `fortunes`/`fortunes-min` and package short descriptions, every
   word in `wamerican`, 3-20 words (`scripts/corpus.py`; corpus/ holds the train/valid/test lists).
   Speech from espeak-ng (8 English accents x ~95 variants, rate 120-220 wpm, pitch 20-80),
-  flite (kal16, awb, slt, kal) and festival (kal_diphone) with sox tempo/speed/reverb/telephone
-  augmentation and noise at 10-40 dB SNR (`scripts/synth.py`). **Held-out voice: flite rms**
-  (never trained on). Multi-sentence clips with timestamps, previous-text prompts.
+  flite (kal16, awb, slt, kal; from step 28000 also awb, slt and kal16 at drawn mean pitch
+  85-220 Hz) and festival (kal_diphone; from step 28000 also ked_diphone and the HTS slt voice,
+  pitch-shifted) with sox tempo/speed/reverb/telephone augmentation and noise at 10-40 dB SNR
+  (`scripts/synth.py`); from step 28000 a vocal-tract-length warp of the filterbank (factor
+  0.85-1.15) on 80 % of examples (`scripts/train.py --vtlp-from`). **Held-out voice: flite
+  rms** (never trained on). Multi-sentence clips with timestamps, previous-text prompts.
 - Training: `scripts/train.sh` (= `scripts/train.py`, PyTorch, CPU), auxiliary character CTC
   head on the encoder (dropped at export), short-utterance curriculum; {steps} steps,
   {hours:.1f} h of audio seen. Checkpoint: models/train-ckpt/.
-- Export: `scripts/export.py --out {out}` (fp16 safetensors, {size:.1f} MB).
+- Export: `scripts/export.py --out {out}{avg_opt}` (fp16 safetensors, {size:.1f} MB){avg_text}.
 
 ## Measured WER (greedy, PyTorch reference model, lower-cased, punctuation removed)
 
@@ -179,9 +208,13 @@ def main():
     ap.add_argument("--ckpt", default=os.path.join(ROOT, "models", "train-ckpt"))
     ap.add_argument("--out", default=os.path.join(ROOT, "models", "hark-en-tiny"))
     ap.add_argument("--eval", type=int, default=0, help="clips per evaluation set (0: none)")
+    ap.add_argument("--average", type=int, default=0,
+                    help="export the mean weights of the last N validated steps up to the "
+                    "checkpoint's (train.py's snapshots in --work)")
+    ap.add_argument("--work", default=os.environ.get("HARK_WORK", "/work/cache/hark-train"))
     args = ap.parse_args()
     torch.set_num_threads(1)
-    model, state = load_checkpoint(args.ckpt)
+    model, state = load_checkpoint(args.ckpt, args.average, args.work)
     tokens, merges = bpe.load()
     assert len(tokens) == state["n_text_tokens"], "tokenizer does not match the checkpoint"
     sp = specials_for(model.dims, len(tokens))
@@ -203,6 +236,7 @@ def main():
          "test sentences, held-out voice (flite rms)"}[k], v["clips"], v["words"],
         100 * v["wer"]) for k, v in res.items()) or "| (not measured) | | | |"
     status, hark_rows = hark_measurements(os.path.relpath(args.out, ROOT))
+    avg = state.get("averaged", [])
     card = CARD.format(
         params=sum(p.numel() for p in model.parameters()) / 1e6, d=d.n_audio_state,
         h=d.n_audio_head, el=d.n_audio_layer, dl=d.n_text_layer, ctx=d.n_audio_ctx,
@@ -210,7 +244,8 @@ def main():
         sot=sp.sot, nots=sp.notimestamps, n_ts=d.n_vocab - sp.timestamp_begin,
         tsb=sp.timestamp_begin, n_vocab=d.n_vocab, steps=state["step"],
         hours=state["hours_seen"], out=os.path.relpath(args.out, ROOT), size=size, rows=rows,
-        status=status, hark_rows=hark_rows)
+        status=status, hark_rows=hark_rows, avg_opt=" --average %d" % len(avg) if avg else "",
+        avg_text="; the mean of the weights of steps %s" % ", ".join(map(str, avg)) if avg else "")
     with open(os.path.join(args.out, "README.md"), "w") as f:
         f.write(card)
     if res:

@@ -7,6 +7,7 @@ Resumable: every --ckpt-min minutes (and at each validation) it writes
   models/train-ckpt/train.log       loss / CTC / validation WER log
   /work/cache/hark-train/opt.pt     fp32 weights + AdamW state (outside the repo, $HARK_WORK)
   /work/cache/hark-train/{model.fp16.pt,state.json}  mirror of the checkpoint
+  /work/cache/hark-train/snapshots/step-N.pt  fp16 weights of the last validated steps
 and resumes from the newest of them (fp16 weights + fresh optimiser when opt.pt is
 missing).  Data: shards from scripts/synth.py in /work/cache/hark-data ($HARK_DATA;
 rebuild with scripts/make_data.sh; deterministic).  The batch at step s is drawn from
@@ -343,6 +344,7 @@ def hm_augment(x, rng):
     return augment(x, rng)
 
 
+SNAPSHOTS = 12       # validated steps whose weights are kept for averaging
 _BATCHER = None     # the Batcher a --workers process inherits through fork
 
 
@@ -707,6 +709,18 @@ def main():
             with open(sp_ + ".tmp", "w") as f:
                 json.dump(meta, f, indent=1)
             os.replace(sp_ + ".tmp", sp_)
+        return st, ct
+
+    def snapshot(weights):
+        """The fp16 weights of each validated step, the last SNAPSHOTS of them kept, for
+        export.py --average (the mean of the last few is better than any one of them)."""
+        d = os.path.join(args.work, "snapshots")
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "step-%06d.pt" % step)
+        torch.save({"step": step, "model": weights[0], "ctc": weights[1]}, path + ".tmp")
+        os.replace(path + ".tmp", path)
+        for old in sorted(glob.glob(os.path.join(d, "step-*.pt")))[:-SNAPSHOTS]:
+            os.remove(old)
 
     c0, c1 = [int(x) for x in args.ctc_decay.split(",")]
     t_start = last_ckpt = time.time()
@@ -767,7 +781,7 @@ def main():
                                         args.val_n // 2, dev)
             log("VAL step %d wer %.3f ctc_cer %.3f uniq %.2f | heldout-rms wer %.3f "
                 "ctc_cer %.3f uniq %.2f | e.g. %r" % (step, w1, c1_, u1, w2, c2_, u2, ex1[:1]))
-            save()
+            snapshot(save())
             last_ckpt = time.time()
         elif time.time() - last_ckpt > args.ckpt_min * 60:
             save()
