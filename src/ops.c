@@ -10,14 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Products through OpenBLAS are cut into a grid of tiles that does not depend
- * on the thread count, so every OpenBLAS call, and so every result, is the same
- * however many threads share them: weight rows in even blocks of at most
- * BLOCK_ROWS (384 rows make two blocks of 192 that two threads share evenly, not
- * 256 + 128), activations in tiles of M_TILE rows (so that a 384-row product of
- * 1500 frames is 12 tiles, not 2).  A block of f16/bf16 rows is widened to f32
- * per tile: 1/M_TILE of the tile's multiply-adds. */
-enum { BLOCK_ROWS = 256, M_TILE = 256, ROW_ALIGN = 16, ATTN_ROWS = 128 };
+/* Products through OpenBLAS are cut into a grid of tiles that depends on the
+ * shapes only, never on the thread count, so every OpenBLAS call, and so every
+ * result, is the same however many threads share them: weight rows in even
+ * blocks of at most BLOCK_ROWS (384 rows make two blocks of 192, not 256 + 128),
+ * and activation rows in even tiles, as many as it takes for MIN_TILES tiles in
+ * all (a 384-row product of 1500 frames is 2 x 4 tiles, not 2 unequal blocks) but
+ * no smaller than MIN_M_TILE rows.  A block of f16/bf16 rows is widened to f32
+ * for each tile it meets. */
+enum { BLOCK_ROWS = 256, MIN_TILES = 8, MIN_M_TILE = 128, ROW_ALIGN = 16, ATTN_ROWS = 128 };
 
 typedef struct linear_job {
     float *y;
@@ -27,6 +28,7 @@ typedef struct linear_job {
     const float *b;
     int chunk;    /* weight rows per task (stored-type kernels) or per block (grid) */
     int n_blocks; /* weight blocks per activation tile (grid) */
+    int m_tile;   /* activation rows per tile (grid) */
 } linear_job;
 
 static int ceil_div(int a, int b)
@@ -47,13 +49,13 @@ static void add_bias(const linear_job *j, int m0, int m1, int r0, int r1)
             hark_add(j->y + (size_t)i * j->w->rows + r0, j->b + r0, (size_t)(r1 - r0));
 }
 
-/* Grid tile i: activation rows of tile i / n_blocks times weight block i % n_blocks. */
+/* Grid tile i: activation tile i / n_blocks times weight block i % n_blocks. */
 static void gemm_tile(void *arg, int i)
 {
     const linear_job *j = arg;
     const hark_weight *w = j->w;
     int r0 = i % j->n_blocks * j->chunk, nr = w->rows - r0 < j->chunk ? w->rows - r0 : j->chunk;
-    int m0 = i / j->n_blocks * M_TILE, mm = j->m - m0 < M_TILE ? j->m - m0 : M_TILE;
+    int m0 = i / j->n_blocks * j->m_tile, mm = j->m - m0 < j->m_tile ? j->m - m0 : j->m_tile;
     const float *wb = (const float *)w->data + (size_t)r0 * w->cols;
     float *block = NULL;
     if (w->type != HARK_F32) {
@@ -94,8 +96,10 @@ static void stored_type_slice(void *arg, int i)
 
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
 {
+    if (m <= 0)
+        return;
     size_t work = (size_t)m * w->rows * w->cols;
-    linear_job job = {y, x, m, w, b, 0, 0};
+    linear_job job = {y, x, m, w, b, 0, 0, 0};
     if (w->type != HARK_F32 && m <= HARK_MAX_BATCH) {
         /* a few tasks per thread for balance */
         int threads = hark_pool_threads(), tasks = threads > 1 ? threads * 4 : 1;
@@ -105,7 +109,9 @@ void hark_linear(float *y, const float *x, int m, const hark_weight *w, const fl
     }
     job.chunk = even_chunk(w->rows, ceil_div(w->rows, BLOCK_ROWS));
     job.n_blocks = ceil_div(w->rows, job.chunk);
-    hark_parallel(ceil_div(m, M_TILE) * job.n_blocks, gemm_tile, &job, work);
+    int m_tiles = ceil_div(MIN_TILES, job.n_blocks), most = ceil_div(m, MIN_M_TILE);
+    job.m_tile = even_chunk(m, m_tiles < most ? m_tiles : most);
+    hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, gemm_tile, &job, work);
 }
 
 void hark_add(float *y, const float *x, size_t n)
