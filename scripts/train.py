@@ -206,6 +206,28 @@ class Batcher:
             i0, i1 = max(0, min(i0, len(sd) - 1)), max(0, min(i0, len(sd) - 1)) + 1
         return int(self.sh.order[rng.randint(i0, i1)])
 
+    def random_text(self, rng):
+        k = rng.randint(len(self.sh))
+        return str(self.sh.text[self.sh.index[k][0]][self.sh.index[k][1]])
+
+    def prompt_tokens(self, rng):
+        """What hark (like openai's transcribe) prompts the next window with: the previous
+        windows' tokens, one to four sentences, with their timestamps when those windows
+        were transcribed with them (which sentences: random, so that the model learns to
+        read the prompt as context, not as a transcript of this audio)."""
+        texts = [self.random_text(rng) for _ in range(rng.randint(1, 5))]
+        if rng.rand() < 0.5:
+            return self.tok.encode(" " + " ".join(texts))
+        toks, t = [], rng.uniform(0, 1.0)
+        for text in texts:
+            d = rng.uniform(1.0, 0.6 * self.win_s)
+            if t + d > self.win_s - 0.1:
+                t = rng.uniform(0, 1.0)     # the next window's timestamps start again
+            toks += [ts_tok(self.sp, t, self.n_ts)] + self.tok.encode(" " + text) + \
+                [ts_tok(self.sp, t + d, self.n_ts)]
+            t += d + rng.uniform(0.1, 1.0)
+        return toks
+
     def example(self, rng, step, multi, lo, hi):
         a, sp = self.a, self.sp
         cur = step < a.curriculum_steps
@@ -264,10 +286,7 @@ class Batcher:
             start = [sp.sot, sp.notimestamps]
         prompt = []
         if (not cur) and rng.rand() < a.prompt_frac:
-            k = rng.randint(len(self.sh))
-            ptxt = self.sh.text[self.sh.index[k][0]][self.sh.index[k][1]]
-            ptoks = self.tok.encode(" " + str(ptxt))[-(self.d.n_text_ctx // 2 - 1):]
-            prompt = [sp.startofprev] + ptoks
+            prompt = [sp.startofprev] + self.prompt_tokens(rng)[-(self.d.n_text_ctx // 2 - 1):]
         seq = prompt + start + body + [sp.eot]
         seq = seq[:self.d.n_text_ctx + 1]
         n_ctx_loss_from = len(prompt) + len(start) - 1   # predict body + eot
