@@ -35,7 +35,7 @@ EVAL_SETS = [  # name, split, voices, clips
 
 
 def averaged_weights(paths):
-    """The mean of several checkpoints' weights, in fp32."""
+    """The mean of one or more checkpoints' weights, in fp32."""
     total = None
     for p in paths:
         w = torch.load(p, map_location="cpu")["model"]
@@ -44,10 +44,14 @@ def averaged_weights(paths):
     return {k: v / len(paths) for k, v in total.items()}
 
 
+def snapshot_step(path):
+    return int(os.path.basename(path)[len("step-"):-len(".pt")])
+
+
 def snapshots_upto(work, step, n):
     """The last n snapshot files of steps <= step (train.py keeps them in work/snapshots)."""
     found = sorted(glob.glob(os.path.join(work, "snapshots", "step-*.pt")))
-    found = [p for p in found if int(os.path.basename(p)[5:11]) <= step]
+    found = [p for p in found if snapshot_step(p) <= step]
     if len(found) < n:
         sys.exit("export: --average %d: only %d snapshots up to step %d in %s/snapshots"
                  % (n, len(found), step, work))
@@ -58,14 +62,11 @@ def load_checkpoint(ckpt, average=0, work=None):
     state = json.load(open(os.path.join(ckpt, "state.json")))
     dims = hm.Dims(**state["dims"])
     model = hm.Whisper(dims)
+    paths = [os.path.join(ckpt, "model.fp16.pt")]
     if average > 1:
         paths = snapshots_upto(work, state["step"], average)
-        weights = averaged_weights(paths)
-        state["averaged"] = [int(os.path.basename(p)[5:11]) for p in paths]
-    else:
-        weights = {k: v.float() for k, v in
-                   torch.load(os.path.join(ckpt, "model.fp16.pt"), map_location="cpu")["model"].items()}
-    missing, unexpected = model.load_state_dict(weights, strict=False)
+        state["averaged"] = [snapshot_step(p) for p in paths]
+    missing, unexpected = model.load_state_dict(averaged_weights(paths), strict=False)
     assert not unexpected and all(k == "decoder.mask" for k in missing), (missing, unexpected)
     model.eval()
     return model, state

@@ -53,9 +53,10 @@ ESPEAK_ACCENTS = ["en-us", "en-gb", "en-gb-scotland", "en-gb-x-gbclan", "en-gb-x
 ESPEAK_SKIP = {"whisper", "whisperf", "Demonic", "croak", "UniRobot", "anikaRobot"}
 FLITE_TRAIN = ["kal16", "awb", "slt", "kal"]
 HELDOUT = ["flite:rms"]
-# name suffix ":f0": the voice's mean pitch is drawn per clip (flite int_f0_target_mean)
+# name suffix ":f0": the voice's pitch is drawn per clip (flite: int_f0_target_mean;
+# festival: a sox pitch shift)
 EXTRA = [("flite:awb:f0", 0.2), ("flite:slt:f0", 0.2), ("flite:kal16:f0", 0.1),
-         ("festival:ked_diphone", 0.25), ("festival:cmu_us_slt_arctic_hts", 0.25)]
+         ("festival:ked_diphone:f0", 0.25), ("festival:cmu_us_slt_arctic_hts:f0", 0.25)]
 FESTIVAL = os.environ.get("HARK_NO_FESTIVAL", "0") in ("", "0")
 TMP = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
@@ -214,7 +215,7 @@ def build_shard(sentences, pool, rng, n, max_sec):
             continue
         try:
             eff = random_effects(rng)
-            if voice.startswith("festival:") and voice != "festival:kal_diphone":
+            if voice.startswith("festival:") and voice.endswith(":f0"):
                 eff[:0] = ["pitch", "%d" % rng.randint(-400, 300)]
             a = sox_process(raw, eff)
         except RuntimeError:

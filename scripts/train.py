@@ -732,7 +732,8 @@ def main():
 
     def snapshot(weights):
         """The fp16 weights of each validated step, the last SNAPSHOTS of them kept, for
-        export.py --average (the mean of the last few is better than any one of them)."""
+        export.py --average (the mean of the last few can beat any one of them; at steps
+        35000-37000 it did not)."""
         d = os.path.join(args.work, "snapshots")
         os.makedirs(d, exist_ok=True)
         path = os.path.join(d, "step-%06d.pt" % step)
