@@ -257,7 +257,9 @@ class Batcher:
                 x_list.append(audio)
                 segs.append((t, t + d, text, True))
                 t += d
-                if len(segs) >= 4 or rng.rand() < 0.25:
+                # an example that may end in a cut sentence fills the window until one is
+                # cut: long-form windows almost always end mid-sentence
+                if not allow_cut and (len(segs) >= 4 or rng.rand() < 0.25):
                     break
                 gap = rng.uniform(0.1, 1.2)
                 x_list.append(np.zeros(int(gap * SR), np.float32))
