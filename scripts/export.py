@@ -139,7 +139,7 @@ recordings.
   rms** (never trained on). Multi-sentence clips with timestamps, previous-text prompts.
 - Training: `scripts/train.sh` (= `scripts/train.py`, PyTorch, CPU), auxiliary character CTC
   head on the encoder (dropped at export), short-utterance curriculum; {steps} steps,
-  {hours:.1f} h of audio seen. Checkpoint: models/train-ckpt/.
+  {hours:.1f} h of audio seen.{grown} Checkpoint: models/train-ckpt/.
 - Export: `scripts/export.py --out {out}{avg_opt}` (fp16 safetensors, {size:.1f} MB){avg_text}.
 
 ## Measured WER (greedy, PyTorch reference model, lower-cased, punctuation removed)
@@ -165,6 +165,8 @@ def golden_wer(out):
         f = line.split()       # train WER 78.5 %  CER 58.1 %  words 297
         if len(f) >= 9 and f[0] in ("train", "heldout"):
             res[f[0]] = (float(f[2]), float(f[5]), int(f[8]))
+        elif f[:1] == ["long"]:  # long 4 of 16 sentences bracketed; WER 48.3 %
+            res["long"] = line.split(None, 1)[1]
     return res
 
 
@@ -179,6 +181,14 @@ def human_wer(out):
     return None
 
 
+def grown_text(state):
+    """The card's words for scripts/grow_encoder.py's steps, if any."""
+    return "".join(" At step %d the encoder grew from %d to %d layers (`scripts/grow_encoder.py`:"
+                   " new blocks %s start as the identity)." % (
+                       g["step"], g["encoder_layers"][0], g["encoder_layers"][1],
+                       ", ".join(map(str, g["new_blocks"]))) for g in state.get("grown", []))
+
+
 def hark_measurements(out):
     """The card's status line and C-engine table, when build/hark exists."""
     if not os.path.exists(HARK):
@@ -187,10 +197,15 @@ def hark_measurements(out):
     names = {"train": "tests/golden, 30 clips in training voices (held-out sentences)",
              "heldout": "tests/golden, 10 clips in the held-out voice flite rms"}
     rows = ["| set | WER | CER | words |", "|---|---|---|---|"]
-    rows += ["| %s | %.1f %% | %.1f %% | %d |" % ((names[k],) + golden[k]) for k in golden]
+    rows += ["| %s | %.1f %% | %.1f %% | %d |" % ((names[k],) + golden[k])
+             for k in names if k in golden]
     if human:
         rows.append("| Debian pocketsphinx-testdata: 10 human recordings (LibriVox sentences, "
                     "card names) | %.1f %% | %.1f %% | %d |" % human)
+    if "long" in golden:
+        rows.append("\nThe 65 s long sample `samples/long-espeak-en-us.wav` with default decoding "
+                    "(beam 5, fallback, previous-text prompts): %s (target: all 16 within "
+                    "0.5 s)." % golden["long"])
     table = "\n".join(rows) + "\n\nCommands: `scripts/eval-golden %s`, " \
         "`scripts/eval-pocketsphinx %s`." % (out, out)
     status = ""
@@ -245,7 +260,7 @@ def main():
         sot=sp.sot, nots=sp.notimestamps, n_ts=d.n_vocab - sp.timestamp_begin,
         tsb=sp.timestamp_begin, n_vocab=d.n_vocab, steps=state["step"],
         hours=state["hours_seen"], out=os.path.relpath(args.out, ROOT), size=size, rows=rows,
-        status=status, hark_rows=hark_rows, avg_opt=" --average %d" % len(avg) if avg else "",
+        status=status, hark_rows=hark_rows, grown=grown_text(state), avg_opt=" --average %d" % len(avg) if avg else "",
         avg_text="; the mean of the weights of steps %s" % ", ".join(map(str, avg)) if avg else "")
     with open(os.path.join(args.out, "README.md"), "w") as f:
         f.write(card)
