@@ -212,10 +212,16 @@ class Batcher:
 
     def prompt_tokens(self, rng):
         """What hark (like openai's transcribe) prompts the next window with: the previous
-        windows' tokens, one to four sentences, with their timestamps when those windows
-        were transcribed with them (which sentences: random, so that the model learns to
-        read the prompt as context, not as a transcript of this audio)."""
-        texts = [self.random_text(rng) for _ in range(rng.randint(1, 5))]
+        windows' tokens, with their timestamps when those windows were transcribed with
+        them (which sentences: random, so that the model learns to read the prompt as
+        context, not as a transcript of this audio). Half of the prompts are one to four
+        sentences, half are long enough to fill the prompt's n_text_ctx / 2 - 1 tokens, as
+        in long-form transcription after the first few windows: trained on short prompts
+        only, the model ended windows early and misplaced timestamps once the prompt was
+        long (the 65 s sample: 12 of 16 sentences bracketed with no prompt, 7 with the full
+        111-token prompt)."""
+        n = rng.randint(1, 5) if rng.rand() < 0.5 else rng.randint(6, 13)
+        texts = [self.random_text(rng) for _ in range(n)]
         if rng.rand() < 0.5:
             return self.tok.encode(" " + " ".join(texts))
         toks, t = [], rng.uniform(0, 1.0)
