@@ -24,13 +24,6 @@ import train as T
 import hark_model as hm
 
 
-def param_names(model, ctc_head):
-    """Parameter names in train.py's optimiser order: decay group (dim >= 2), then the rest."""
-    named = [("model." + n, p) for n, p in model.named_parameters()] + \
-        [("ctc." + n, p) for n, p in ctc_head.named_parameters()]
-    return [n for n, p in named if p.dim() >= 2] + [n for n, p in named if p.dim() < 2]
-
-
 def new_name(name, mapping):
     """The grown model's name of an old encoder-block parameter."""
     parts = name.split(".")
@@ -40,13 +33,8 @@ def new_name(name, mapping):
 
 
 def build(dims, args):
-    model = T.make_model(dims)
-    ctc = T.CTCHead(args["d_model"])
-    params = list(model.parameters()) + list(ctc.parameters())
-    opt = torch.optim.AdamW([{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.01},
-                             {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}],
-                            lr=args["lr"], betas=(0.9, 0.98), eps=1e-8)
-    return model, ctc, opt
+    model, ctc = T.make_model(dims), T.CTCHead(args["d_model"])
+    return model, ctc, T.make_optimizer(model, ctc, args["lr"])
 
 
 def main():
@@ -87,8 +75,8 @@ def main():
     ctc.load_state_dict(full["ctc"])
 
     # the optimiser: carry each old parameter's moments over by name
-    old_names = param_names(old_model, old_ctc)
-    new_index = {n: i for i, n in enumerate(param_names(model, ctc))}
+    old_names = [n for n, _ in T.optimizer_params(old_model, old_ctc)]
+    new_index = {n: i for i, (n, _) in enumerate(T.optimizer_params(model, ctc))}
     osd = old_opt.state_dict()
     nsd = opt.state_dict()
     for i, n in enumerate(old_names):

@@ -274,10 +274,6 @@ class Batcher:
             if not segs:
                 return self.example(rng, step, False, 0.3, self.win_s - 0.2)
         x = hm_augment(x, rng)
-        if len(x) > self.win:
-            clip_mel_src = x            # max-8 clamp over the whole file, as hark does
-        else:
-            clip_mel_src = x
         n_audio_frames = min(len(x) // 160 + 1, 2 * self.d.n_audio_ctx)
         # tokens
         body = []
@@ -300,7 +296,8 @@ class Batcher:
         n_ctx_loss_from = len(prompt) + len(start) - 1   # predict body + eot
         ctc = ctc_target(" ".join(t for (_, _, t, c) in segs if c))
         ctc_ok = all(c for (_, _, _, c) in segs)
-        return dict(audio=clip_mel_src, n_audio_frames=n_audio_frames, seq=seq,
+        return dict(audio=x,   # the max-8 clamp is over the whole clip, as hark does
+                    n_audio_frames=n_audio_frames, seq=seq,
                     loss_from=n_ctx_loss_from, ctc=ctc if ctc_ok else [],
                     seconds=min(len(x), self.win) / SR)
 
@@ -425,6 +422,23 @@ def make_model(dims):
         m.decoder.token_embedding.weight.normal_(0, 0.02)
         m.decoder.positional_embedding.normal_(0, 0.01)
     return m
+
+
+def optimizer_params(model, ctc_head):
+    """(name, parameter) in the optimiser's order: weight-decayed matrices, then the rest
+    (scripts/grow_encoder.py maps AdamW state between model shapes by these names)."""
+    named = [("model." + n, p) for n, p in model.named_parameters()] + \
+        [("ctc." + n, p) for n, p in ctc_head.named_parameters()]
+    return [np_ for np_ in named if np_[1].dim() >= 2] + [np_ for np_ in named if np_[1].dim() < 2]
+
+
+def make_optimizer(model, ctc_head, lr):
+    params = [p for _, p in optimizer_params(model, ctc_head)]
+    decay = [p for p in params if p.dim() >= 2]
+    no_decay = [p for p in params if p.dim() < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
+                              {"params": no_decay, "weight_decay": 0.0}],
+                             lr=lr, betas=(0.9, 0.98), eps=1e-8)
 
 
 def conv_as_matmul(conv):
@@ -665,12 +679,7 @@ def main():
         for blk in list(model.encoder.blocks) + list(model.decoder.blocks):
             blk.mlp[1] = torch.nn.GELU(approximate="tanh")
     ctc_head = CTCHead(args.d_model)
-    params = list(model.parameters()) + list(ctc_head.parameters())
-    decay = [p for p in params if p.dim() >= 2]
-    no_decay = [p for p in params if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=args.lr, betas=(0.9, 0.98), eps=1e-8)
+    opt = make_optimizer(model, ctc_head, args.lr)
     step, seconds_seen = 0, 0.0
     rewarm_from = None
     if state is not None:
