@@ -578,11 +578,14 @@ def decode_greedy(model, xa, sp, suppress, blank, sample_len, timestamps, prompt
     return sampled
 
 
-def transcribe_greedy(model, audio, sp, suppress, blank, text_of, initial_prompt=()):
+def transcribe_greedy(model, audio, sp, suppress, blank, text_of, initial_prompt=(),
+                      prompt_keep=None):
     """openai/whisper's transcribe() loop at temperature 0 with timestamps and
     the previous text as prompt (no fallback, no silence skipping), starting
     from the tokens of an initial prompt if given; segments
-    whose text is blank are dropped (as hark does).  Returns [(start, end, tokens)]."""
+    whose text is blank are dropped (as hark does).  prompt_keep: pass only the last
+    prompt_keep tokens of the previous text (0: none; None: as hark, the decoder's limit).
+    Returns [(start, end, tokens)]."""
     mel = log_mel_spectrogram(audio, model.dims.n_mels, padding=480000)
     window = 2 * model.dims.n_audio_ctx
     content, seek, all_tokens, segments = mel.shape[-1] - 3000, 0, list(initial_prompt), []
@@ -591,8 +594,10 @@ def transcribe_greedy(model, audio, sp, suppress, blank, text_of, initial_prompt
         size = min(window, content - seek)
         with torch.no_grad():
             xa = model.encoder(mel[None, :, seek:seek + window])
+        prompt = all_tokens if prompt_keep is None else \
+            (all_tokens[-prompt_keep:] if prompt_keep else [])
         toks = decode_greedy(model, xa, sp, suppress, blank, model.dims.n_text_ctx // 2, True,
-                             all_tokens)
+                             prompt)
         t0, current = seek * 0.01, []
         is_ts = [t >= tb for t in toks]
         single_end = is_ts[-2:] == [False, True]
