@@ -37,7 +37,6 @@ import argparse
 import collections
 import glob
 import json
-import math
 import multiprocessing
 import os
 import re
@@ -797,7 +796,8 @@ def main():
         loss = loss_dec + cw * loss_ctc
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        gn = torch.nn.utils.clip_grad_norm_(params, 1.0)
+        gn = torch.nn.utils.clip_grad_norm_(
+            [p for g in opt.param_groups for p in g["params"]], 1.0)
         if torch.isfinite(gn):
             opt.step()
         step += 1
