@@ -16,7 +16,6 @@ Usage: scripts/grow_encoder.py --after 1,3     (4 layers -> 6: blocks 0 1 new 2 
 import argparse
 import json
 import os
-import sys
 
 import torch
 

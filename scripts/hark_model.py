@@ -10,7 +10,7 @@ import json
 import math
 import os
 import struct
-from dataclasses import dataclass, asdict
+from dataclasses import dataclass
 
 import numpy as np
 import torch

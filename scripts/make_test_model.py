@@ -167,7 +167,6 @@ def main():
     with torch.no_grad():
         enc = model.encoder(mel[None, :, :window])[0]
         logits = model.decoder(torch.tensor([[sp.sot, sp.notimestamps]]), enc[None])[0, -1]
-    top = torch.topk(logits, 2).values
     np.save(os.path.join(OUT, "ref_mel.npy"), mel[:, :content + window].numpy().astype(np.float32))
     np.save(os.path.join(OUT, "ref_encoder.npy"), enc.numpy().astype(np.float32))
     np.save(os.path.join(OUT, "ref_logits.npy"), logits.numpy().astype(np.float32))

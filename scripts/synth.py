@@ -37,7 +37,6 @@ import io
 import os
 import random
 import subprocess
-import sys
 import tempfile
 import wave
 
@@ -76,7 +75,7 @@ def espeak_variants():
 
 def read_wav_bytes(data):
     with wave.open(io.BytesIO(data)) as w:
-        sr, n, ch, sw = w.getframerate(), w.getnframes(), w.getnchannels(), w.getsampwidth()
+        sr, n, ch = w.getframerate(), w.getnframes(), w.getnchannels()
         raw = w.readframes(n)
     if n == 0 or len(raw) == 0:
         # espeak --stdout writes a header with unknown length
