@@ -196,14 +196,6 @@ static SCALAR_TAIL void gelu_c(float *x, size_t n)
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,f16c,fma")))
 #define AVX2 __attribute__((target("avx2,f16c,fma")))
 
-AVX512 static void widen_f16_avx512(float *dst, const uint16_t *src, size_t n)
-{
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + i))));
-    widen_f16_c(dst + i, src + i, n - i);
-}
-
 AVX512 static inline __m512 load_w16(const uint16_t *p, hark_dtype t)
 {
     __m256i h = _mm256_loadu_si256((const __m256i *)p);
@@ -461,141 +453,35 @@ AVX512 static inline __m512 exp512(__m512 x)
     return _mm512_maskz_mov_ps(live, _mm512_scalef_ps(p, k));
 }
 
-AVX512 static void softmax_row_avx512(float *x, int n)
-{
-    __m512 mx = _mm512_set1_ps(-INFINITY);
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        mx = _mm512_max_ps(mx, _mm512_loadu_ps(x + i));
-    float m = _mm512_reduce_max_ps(mx);
-    for (int j = i; j < n; j++)
-        m = x[j] > m ? x[j] : m;
-    __m512 vm = _mm512_set1_ps(m), vs = _mm512_setzero_ps();
-    for (i = 0; i + 16 <= n; i += 16) {
-        __m512 e = exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm));
-        _mm512_storeu_ps(x + i, e);
-        vs = _mm512_add_ps(vs, e);
-    }
-    double sum = _mm512_reduce_add_ps(vs);
-    for (int j = i; j < n; j++) {
-        x[j] = x[j] == -INFINITY ? 0.0f : expf(x[j] - m);
-        sum += x[j];
-    }
-    __m512 inv = _mm512_set1_ps((float)(1.0 / sum));
-    for (i = 0; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), inv));
-    for (int j = i; j < n; j++)
-        x[j] *= (float)(1.0 / sum);
-}
-
-/* erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), odd symmetric. */
-AVX512 static inline __m512 erf512(__m512 x)
-{
-    __m512 a = _mm512_abs_ps(x);
-    __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f),
-                             _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), a, _mm512_set1_ps(1.0f)));
-    __m512 p = _mm512_set1_ps(1.061405429f);
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
-    p = _mm512_mul_ps(p, t);
-    __m512 y = _mm512_fnmadd_ps(p, exp512(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), a), a)),
-                                _mm512_set1_ps(1.0f));
-    return _mm512_castsi512_ps(_mm512_or_si512(
-        _mm512_castps_si512(y),
-        _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));
-}
-
-AVX512 static void gelu_avx512(float *x, size_t n)
-{
-    size_t i = 0;
-    const __m512 half = _mm512_set1_ps(0.5f), s = _mm512_set1_ps((float)M_SQRT1_2);
-    for (; i + 16 <= n; i += 16) {
-        __m512 v = _mm512_loadu_ps(x + i);
-        __m512 e = erf512(_mm512_mul_ps(v, s));
-        _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_mul_ps(half, v),
-                                              _mm512_add_ps(_mm512_set1_ps(1.0f), e)));
-    }
-    gelu_c(x + i, n - i);
-}
-
-/* f32 -> f16, round to nearest even: the same bits as hark_f32_to_f16. */
-AVX512 static void narrow_f16_avx512(uint16_t *dst, const float *src, size_t n)
-{
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm256_storeu_si256((__m256i *)(dst + i),
-                            _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-    narrow_f16_c(dst + i, src + i, n - i);
-}
-
-AVX512 static double log_sum_exp_avx512(const float *x, size_t n)
-{
-    __m512 vm = _mm512_set1_ps(-INFINITY);
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        vm = _mm512_max_ps(vm, _mm512_loadu_ps(x + i));
-    float mx = _mm512_reduce_max_ps(vm);
-    for (size_t k = i; k < n; k++)
-        mx = x[k] > mx ? x[k] : mx;
-    if (mx == -INFINITY)
-        return -INFINITY;
-    __m512 vs = _mm512_setzero_ps(), m = _mm512_set1_ps(mx);
-    for (i = 0; i + 16 <= n; i += 16)
-        vs = _mm512_add_ps(vs, exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i), m)));
-    double sum = _mm512_reduce_add_ps(vs);
-    for (size_t k = i; k < n; k++)
-        sum += x[k] == -INFINITY ? 0.0 : expf(x[k] - mx);
-    return mx + log(sum);
-}
-
-AVX512 static void add_avx512(float *y, const float *x, size_t n)
-{
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), _mm512_loadu_ps(x + i)));
-    add_c(y + i, x + i, n - i);
-}
-
-/* Mean and variance in f32 lanes, summed in double at the end. */
-AVX512 static void layer_norm_avx512(float *y, const float *x, int d, const float *g, const float *b)
-{
-    int i = 0;
-    __m512 s = _mm512_setzero_ps();
-    for (; i + 16 <= d; i += 16)
-        s = _mm512_add_ps(s, _mm512_loadu_ps(x + i));
-    double sum = _mm512_reduce_add_ps(s);
-    for (int k = i; k < d; k++)
-        sum += x[k];
-    float mean = (float)(sum / d);
-    __m512 vm = _mm512_set1_ps(mean), v = _mm512_setzero_ps();
-    for (i = 0; i + 16 <= d; i += 16) {
-        __m512 c = _mm512_sub_ps(_mm512_loadu_ps(x + i), vm);
-        v = _mm512_fmadd_ps(c, c, v);
-    }
-    double var = _mm512_reduce_add_ps(v);
-    for (int k = i; k < d; k++)
-        var += (double)(x[k] - mean) * (x[k] - mean);
-    float inv = (float)(1.0 / sqrt(var / d + 1e-5));
-    __m512 vi = _mm512_set1_ps(inv);
-    for (i = 0; i + 16 <= d; i += 16) {
-        __m512 c = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vi);
-        _mm512_storeu_ps(y + i, _mm512_fmadd_ps(c, _mm512_loadu_ps(g + i), _mm512_loadu_ps(b + i)));
-    }
-    for (int k = i; k < d; k++)
-        y[k] = (x[k] - mean) * inv * g[k] + b[k];
-}
+/* The row operations of kernels_rows.h in 16 lanes. */
+#define ROWS_TARGET AVX512
+#define ROWS_NAME(f) f##_avx512
+#define ROWS_W 16
+#define VEC __m512
+#define V_LOAD _mm512_loadu_ps
+#define V_STORE _mm512_storeu_ps
+#define V_SET1 _mm512_set1_ps
+#define V_ZERO _mm512_setzero_ps
+#define V_ADD _mm512_add_ps
+#define V_SUB _mm512_sub_ps
+#define V_MUL _mm512_mul_ps
+#define V_DIV _mm512_div_ps
+#define V_FMA _mm512_fmadd_ps
+#define V_FNMA _mm512_fnmadd_ps
+#define V_MAX _mm512_max_ps
+#define V_ABS _mm512_abs_ps
+#define V_NEG(a) _mm512_sub_ps(_mm512_setzero_ps(), (a))
+#define V_SIGN_OF(y, x) _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(y), \
+    _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))))
+#define V_HSUM _mm512_reduce_add_ps
+#define V_HMAX _mm512_reduce_max_ps
+#define V_EXP exp512
+#define V_WIDEN16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define V_NARROW16(p, v) \
+    _mm256_storeu_si256((__m256i *)(p), _mm512_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT))
+#include "kernels_rows.h"
 
 /* ------------------------------------------------------------ AVX2 */
-
-AVX2 static void widen_f16_avx2(float *dst, const uint16_t *src, size_t n)
-{
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
-    widen_f16_c(dst + i, src + i, n - i);
-}
 
 AVX2 static inline float hsum256(__m256 v)
 {
@@ -639,120 +525,32 @@ AVX2 static inline float hmax256(__m256 v)
     return _mm_cvtss_f32(m);
 }
 
-AVX2 static void softmax_row_avx2(float *x, int n)
-{
-    __m256 vm = _mm256_set1_ps(-INFINITY);
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + i));
-    float m = hmax256(vm);
-    for (int j = i; j < n; j++)
-        m = x[j] > m ? x[j] : m;
-    __m256 mm = _mm256_set1_ps(m), vs = _mm256_setzero_ps();
-    for (i = 0; i + 8 <= n; i += 8) {
-        __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), mm));
-        _mm256_storeu_ps(x + i, e);
-        vs = _mm256_add_ps(vs, e);
-    }
-    double sum = hsum256(vs);
-    for (int j = i; j < n; j++) {
-        x[j] = x[j] == -INFINITY ? 0.0f : expf(x[j] - m);
-        sum += x[j];
-    }
-    __m256 inv = _mm256_set1_ps((float)(1.0 / sum));
-    for (i = 0; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
-    for (int j = i; j < n; j++)
-        x[j] *= (float)(1.0 / sum);
-}
-
-AVX2 static double log_sum_exp_avx2(const float *x, size_t n)
-{
-    __m256 vm = _mm256_set1_ps(-INFINITY);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + i));
-    float mx = hmax256(vm);
-    for (size_t k = i; k < n; k++)
-        mx = x[k] > mx ? x[k] : mx;
-    if (mx == -INFINITY)
-        return -INFINITY;
-    __m256 vs = _mm256_setzero_ps(), m = _mm256_set1_ps(mx);
-    for (i = 0; i + 8 <= n; i += 8)
-        vs = _mm256_add_ps(vs, exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), m)));
-    double sum = hsum256(vs);
-    for (size_t k = i; k < n; k++)
-        sum += x[k] == -INFINITY ? 0.0 : expf(x[k] - mx);
-    return mx + log(sum);
-}
-
-/* GELU with erf by Abramowitz & Stegun 7.1.26, as gelu_avx512. */
-AVX2 static void gelu_avx2(float *x, size_t n)
-{
-    size_t i = 0;
-    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_loadu_ps(x + i), z = _mm256_mul_ps(v, _mm256_set1_ps((float)M_SQRT1_2));
-        __m256 a = _mm256_andnot_ps(sign, z);
-        __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), a, one));
-        __m256 p = _mm256_set1_ps(1.061405429f);
-        p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
-        p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
-        p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
-        p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
-        p = _mm256_mul_ps(p, t);
-        __m256 e = _mm256_fnmadd_ps(p, exp256(_mm256_mul_ps(_mm256_xor_ps(a, sign), a)), one);
-        e = _mm256_or_ps(e, _mm256_and_ps(z, sign));
-        _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(one, e)));
-    }
-    gelu_c(x + i, n - i);
-}
-
-AVX2 static void add_avx2(float *y, const float *x, size_t n)
-{
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_loadu_ps(x + i)));
-    add_c(y + i, x + i, n - i);
-}
-
-/* Mean and variance in f32 lanes, summed in double at the end (as AVX-512's). */
-AVX2 static void layer_norm_avx2(float *y, const float *x, int d, const float *g, const float *b)
-{
-    int i = 0;
-    __m256 s = _mm256_setzero_ps();
-    for (; i + 8 <= d; i += 8)
-        s = _mm256_add_ps(s, _mm256_loadu_ps(x + i));
-    double sum = hsum256(s);
-    for (int k = i; k < d; k++)
-        sum += x[k];
-    float mean = (float)(sum / d);
-    __m256 vm = _mm256_set1_ps(mean), v = _mm256_setzero_ps();
-    for (i = 0; i + 8 <= d; i += 8) {
-        __m256 c = _mm256_sub_ps(_mm256_loadu_ps(x + i), vm);
-        v = _mm256_fmadd_ps(c, c, v);
-    }
-    double var = hsum256(v);
-    for (int k = i; k < d; k++)
-        var += (double)(x[k] - mean) * (x[k] - mean);
-    float inv = (float)(1.0 / sqrt(var / d + 1e-5));
-    __m256 vi = _mm256_set1_ps(inv);
-    for (i = 0; i + 8 <= d; i += 8) {
-        __m256 c = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vi);
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(c, _mm256_loadu_ps(g + i), _mm256_loadu_ps(b + i)));
-    }
-    for (int k = i; k < d; k++)
-        y[k] = (x[k] - mean) * inv * g[k] + b[k];
-}
-
-AVX2 static void narrow_f16_avx2(uint16_t *dst, const float *src, size_t n)
-{
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128((__m128i *)(dst + i),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-    narrow_f16_c(dst + i, src + i, n - i);
-}
+/* The row operations of kernels_rows.h in 8 lanes. */
+#define ROWS_TARGET AVX2
+#define ROWS_NAME(f) f##_avx2
+#define ROWS_W 8
+#define VEC __m256
+#define V_LOAD _mm256_loadu_ps
+#define V_STORE _mm256_storeu_ps
+#define V_SET1 _mm256_set1_ps
+#define V_ZERO _mm256_setzero_ps
+#define V_ADD _mm256_add_ps
+#define V_SUB _mm256_sub_ps
+#define V_MUL _mm256_mul_ps
+#define V_DIV _mm256_div_ps
+#define V_FMA _mm256_fmadd_ps
+#define V_FNMA _mm256_fnmadd_ps
+#define V_MAX _mm256_max_ps
+#define V_ABS(a) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), (a))
+#define V_NEG(a) _mm256_xor_ps((a), _mm256_set1_ps(-0.0f))
+#define V_SIGN_OF(y, x) _mm256_or_ps((y), _mm256_and_ps((x), _mm256_set1_ps(-0.0f)))
+#define V_HSUM hsum256
+#define V_HMAX hmax256
+#define V_EXP exp256
+#define V_WIDEN16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define V_NARROW16(p, v) \
+    _mm_storeu_si128((__m128i *)(p), _mm256_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT))
+#include "kernels_rows.h"
 
 /* The 32 weights of one block as four 8-lane vectors: weights 0-7, 8-15, 16-23, 24-31. */
 AVX2 static inline void block256(const uint8_t *b, hark_dtype t, __m256 *w)
