@@ -193,6 +193,20 @@ static SCALAR_TAIL void gelu_c(float *x, size_t n)
 /* ------------------------------------------------------------ AVX-512 */
 
 #ifdef HARK_X86
+/* Runs CALL with M a compile-time constant equal to m (1..8; larger m as 8), so that
+ * the always-inline kernels it calls keep their m accumulators in registers. */
+#define WITH_CONSTANT_M(m, CALL)                                                     \
+    switch (m) {                                                                     \
+    case 1: { enum { M = 1 }; CALL; } break;                                         \
+    case 2: { enum { M = 2 }; CALL; } break;                                         \
+    case 3: { enum { M = 3 }; CALL; } break;                                         \
+    case 4: { enum { M = 4 }; CALL; } break;                                         \
+    case 5: { enum { M = 5 }; CALL; } break;                                         \
+    case 6: { enum { M = 6 }; CALL; } break;                                         \
+    case 7: { enum { M = 7 }; CALL; } break;                                         \
+    default: { enum { M = 8 }; CALL; } break;                                        \
+    }
+
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,f16c,fma")))
 #define AVX2 __attribute__((target("avx2,f16c,fma")))
 
@@ -261,19 +275,12 @@ AVX512 static void matvec_avx512(float *y, const float *x, int m, const void *w,
                                  int rows, int cols, int r0, int r1)
 {
     const uint16_t *w16 = w;
-    switch (m) {
-    case 1:
+    if (m == 1) { /* one vector: four accumulators of one row (dot16) */
         for (int r = r0; r < r1; r++)
             y[r] = dot16_avx512(w16 + (size_t)r * cols, x, t, cols);
-        break;
-    case 2: matvec_m_avx512(y, x, 2, w16, t, rows, cols, r0, r1); break;
-    case 3: matvec_m_avx512(y, x, 3, w16, t, rows, cols, r0, r1); break;
-    case 4: matvec_m_avx512(y, x, 4, w16, t, rows, cols, r0, r1); break;
-    case 5: matvec_m_avx512(y, x, 5, w16, t, rows, cols, r0, r1); break;
-    case 6: matvec_m_avx512(y, x, 6, w16, t, rows, cols, r0, r1); break;
-    case 7: matvec_m_avx512(y, x, 7, w16, t, rows, cols, r0, r1); break;
-    default: matvec_m_avx512(y, x, 8, w16, t, rows, cols, r0, r1); break;
+        return;
     }
+    WITH_CONSTANT_M(m, matvec_m_avx512(y, x, M, w16, t, rows, cols, r0, r1));
 }
 
 /* The 32 weights of one block as two vectors: weights 0-15 and 16-31. */
@@ -370,19 +377,12 @@ AVX512 static void matvec_q_avx512(float *y, const float *x, int m, const void *
 {
     const uint8_t *q = w;
     size_t bb = hark_block_bytes(t), row_bytes = (size_t)cols / 32 * bb;
-    switch (m) {
-    case 1:
+    if (m == 1) {
         for (int r = r0; r < r1; r++)
             y[r] = dot_q_avx512(q + (size_t)r * row_bytes, x, t, cols, bb);
-        break;
-    case 2: matvec_qm_avx512(y, x, 2, q, t, rows, cols, r0, r1); break;
-    case 3: matvec_qm_avx512(y, x, 3, q, t, rows, cols, r0, r1); break;
-    case 4: matvec_qm_avx512(y, x, 4, q, t, rows, cols, r0, r1); break;
-    case 5: matvec_qm_avx512(y, x, 5, q, t, rows, cols, r0, r1); break;
-    case 6: matvec_qm_avx512(y, x, 6, q, t, rows, cols, r0, r1); break;
-    case 7: matvec_qm_avx512(y, x, 7, q, t, rows, cols, r0, r1); break;
-    default: matvec_qm_avx512(y, x, 8, q, t, rows, cols, r0, r1); break;
+        return;
     }
+    WITH_CONSTANT_M(m, matvec_qm_avx512(y, x, M, q, t, rows, cols, r0, r1));
 }
 
 /* y[j][c] = sum_r x[j][r] W[r][c], 16 columns at a time in registers. */
@@ -420,16 +420,7 @@ vecmat16_m_avx512(float *y, const float *x, const int m, const uint16_t *w, int 
 AVX512 static void vecmat16_avx512(float *y, const float *x, int m, const uint16_t *w, int rows,
                                    int cols)
 {
-    switch (m) {
-    case 1: vecmat16_m_avx512(y, x, 1, w, rows, cols); break;
-    case 2: vecmat16_m_avx512(y, x, 2, w, rows, cols); break;
-    case 3: vecmat16_m_avx512(y, x, 3, w, rows, cols); break;
-    case 4: vecmat16_m_avx512(y, x, 4, w, rows, cols); break;
-    case 5: vecmat16_m_avx512(y, x, 5, w, rows, cols); break;
-    case 6: vecmat16_m_avx512(y, x, 6, w, rows, cols); break;
-    case 7: vecmat16_m_avx512(y, x, 7, w, rows, cols); break;
-    default: vecmat16_m_avx512(y, x, 8, w, rows, cols); break;
-    }
+    WITH_CONSTANT_M(m, vecmat16_m_avx512(y, x, M, w, rows, cols));
 }
 
 /* exp on 16 lanes: x = k ln2 + r, |r| <= ln2/2, degree-6 polynomial, 2^k by scalef. */
@@ -625,16 +616,7 @@ AVX2 static void matvec_q_avx2(float *y, const float *x, int m, const void *w, h
                                int rows, int cols, int r0, int r1)
 {
     const uint8_t *q = w;
-    switch (m) { /* a constant vector count keeps the accumulators in registers */
-    case 1: matvec_qm_avx2(y, x, 1, q, t, rows, cols, r0, r1); break;
-    case 2: matvec_qm_avx2(y, x, 2, q, t, rows, cols, r0, r1); break;
-    case 3: matvec_qm_avx2(y, x, 3, q, t, rows, cols, r0, r1); break;
-    case 4: matvec_qm_avx2(y, x, 4, q, t, rows, cols, r0, r1); break;
-    case 5: matvec_qm_avx2(y, x, 5, q, t, rows, cols, r0, r1); break;
-    case 6: matvec_qm_avx2(y, x, 6, q, t, rows, cols, r0, r1); break;
-    case 7: matvec_qm_avx2(y, x, 7, q, t, rows, cols, r0, r1); break;
-    default: matvec_qm_avx2(y, x, 8, q, t, rows, cols, r0, r1); break;
-    }
+    WITH_CONSTANT_M(m, matvec_qm_avx2(y, x, M, q, t, rows, cols, r0, r1));
 }
 
 AVX2 static inline __attribute__((always_inline)) void
@@ -666,16 +648,7 @@ AVX2 static void matvec_avx2(float *y, const float *x, int m, const void *w, har
                              int rows, int cols, int r0, int r1)
 {
     const uint16_t *w16 = w;
-    switch (m) { /* a constant vector count keeps the accumulators in registers */
-    case 1: matvec_m_avx2(y, x, 1, w16, t, rows, cols, r0, r1); break;
-    case 2: matvec_m_avx2(y, x, 2, w16, t, rows, cols, r0, r1); break;
-    case 3: matvec_m_avx2(y, x, 3, w16, t, rows, cols, r0, r1); break;
-    case 4: matvec_m_avx2(y, x, 4, w16, t, rows, cols, r0, r1); break;
-    case 5: matvec_m_avx2(y, x, 5, w16, t, rows, cols, r0, r1); break;
-    case 6: matvec_m_avx2(y, x, 6, w16, t, rows, cols, r0, r1); break;
-    case 7: matvec_m_avx2(y, x, 7, w16, t, rows, cols, r0, r1); break;
-    default: matvec_m_avx2(y, x, 8, w16, t, rows, cols, r0, r1); break;
-    }
+    WITH_CONSTANT_M(m, matvec_m_avx2(y, x, M, w16, t, rows, cols, r0, r1));
 }
 #endif
 
