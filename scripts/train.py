@@ -25,7 +25,8 @@ Targets use Whisper's English-only task format:
   (a sentence cut at the window end: ... <t_end> <t_start_of_cut> eot)
 Tricks: auxiliary character CTC head on the encoder output (dropped at export),
 short-utterance curriculum, decoder input-token corruption, SpecAugment after
---specaug-from steps, vocal-tract-length warp after --vtlp-from steps, warmup +
+--specaug-from steps, vocal-tract-length warp after --vtlp-from steps, a random
+equaliser after --eq-from steps, warmup +
 linear decay (restarted at --cycle-start), grad clipping.
 
 Usage (background, one thread):
@@ -179,6 +180,28 @@ def warped_filters(alpha, n_mels=80):
     return _WARPED[key]
 
 
+def plain_filters(n_mels=80):
+    if "plain" not in _WARPED:
+        _WARPED["plain"] = torch.from_numpy(hm.mel_filters(n_mels))
+    return _WARPED["plain"]
+
+
+def random_eq(rng, db):
+    """Power gains for the 201 FFT bins: a tilt across the band and two bell-shaped
+    bumps (centre 150-6000 Hz, 0.3-1.2 octaves wide), each within +-db.  Voices and
+    channels differ in spectral balance; on the held-out voice a fixed 6 dB tilt or
+    bump moved greedy WER from 0.477 to 0.404-0.517 (step 46500, 100 clips), so the
+    model is taught not to depend on it."""
+    f = np.linspace(0, hm.SAMPLE_RATE / 2, hm.N_FFT // 2 + 1)
+    gain = rng.uniform(-db, db) * (f / f[-1] - 0.5)
+    for _ in range(2):
+        centre = np.exp(rng.uniform(np.log(150), np.log(6000)))
+        width = rng.uniform(0.3, 1.2)
+        gain += rng.uniform(-db, db) * np.exp(
+            -0.5 * (np.log2(np.maximum(f, 1.0) / centre) / width) ** 2)
+    return torch.from_numpy((10.0 ** (gain / 10)).astype(np.float32))
+
+
 def ts_tok(sp, t, n_ts):
     return sp.timestamp_begin + int(min(max(round(t / 0.02), 0), n_ts - 1))
 
@@ -300,12 +323,18 @@ class Batcher:
                     loss_from=n_ctx_loss_from, ctc=ctc if ctc_ok else [],
                     seconds=min(len(x), self.win) / SR)
 
-    def vtlp(self, rng, step):
-        """A warped filterbank for --vtlp-frac of the examples from --vtlp-from on."""
-        if step < self.a.vtlp_from or rng.rand() >= self.a.vtlp_frac:
-            return None
-        r = self.a.vtlp_range
-        return warped_filters(round(rng.uniform(1 - r, 1 + r), 2))
+    def filterbank(self, rng, step):
+        """The mel filterbank of one example: warped for --vtlp-frac of the examples
+        from --vtlp-from on, then with a random equaliser for --eq-frac of them from
+        --eq-from on; None for the plain one."""
+        fb = None
+        if step >= self.a.vtlp_from and rng.rand() < self.a.vtlp_frac:
+            r = self.a.vtlp_range
+            fb = warped_filters(round(rng.uniform(1 - r, 1 + r), 2))
+        if step >= self.a.eq_from and rng.rand() < self.a.eq_frac:
+            base = fb if fb is not None else plain_filters()
+            fb = base * random_eq(rng, self.a.eq_db)[None, :]
+        return fb
 
     def batch(self, step):
         a = self.a
@@ -329,7 +358,7 @@ class Batcher:
         n_frames = max_frames if full else \
             min(max_frames, max(e["n_audio_frames"] for e in ex) + 2)
         n_frames += n_frames % 2
-        mels = torch.stack([window_mel(e["audio"], n_frames, filters=self.vtlp(rng, step))
+        mels = torch.stack([window_mel(e["audio"], n_frames, filters=self.filterbank(rng, step))
                             for e in ex])
         if step >= self.a.specaug_from:
             pad_val = mels.amin(dim=(1, 2))
@@ -621,6 +650,11 @@ def main():
     ap.add_argument("--vtlp-frac", type=float, default=0.8)
     ap.add_argument("--vtlp-range", type=float, default=0.15,
                     help="warp factors uniform in 1 +- this")
+    ap.add_argument("--eq-from", type=int, default=1000000,
+                    help="step from which examples get a random equaliser curve")
+    ap.add_argument("--eq-frac", type=float, default=0.5)
+    ap.add_argument("--eq-db", type=float, default=6.0,
+                    help="tilt and the two bumps' gains uniform in +- this many dB")
     ap.add_argument("--cycle-start", type=int, default=0,
                     help="step where the linear decay to --decay-steps starts again "
                     "from --lr (a warm restart)")
