@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hark.h"
 
@@ -50,6 +51,31 @@ int hark_dtype_is_quantized(hark_dtype t);
 void hark_dequantize(float *y, const void *src, hark_dtype t, size_t n);
 void hark_quantize_row(void *dst, const float *x, hark_dtype t, size_t n);
 const char *hark_dtype_name(hark_dtype t);
+
+/* The fields of one ggml block (layouts in quant.c): scale and minimum as f16 bits
+ * (minimum 0 but for q4_1 and q5_1), the fifth bits of q5 (0 otherwise) and the
+ * packed quants that follow.  Shared by the portable and vector kernels. */
+typedef struct hark_qblock {
+    uint16_t d, min;
+    uint32_t qh;
+    const uint8_t *qs;
+    int offset; /* subtracted from each quant: 8 for q4_0, 16 for q5_0, else 0 */
+} hark_qblock;
+
+static inline hark_qblock hark_qblock_fields(const uint8_t *b, hark_dtype t)
+{
+    hark_qblock q = {0, 0, 0, b + 2, t == HARK_Q4_0 ? 8 : t == HARK_Q5_0 ? 16 : 0};
+    memcpy(&q.d, b, 2);
+    if (t == HARK_Q4_1 || t == HARK_Q5_1) {
+        memcpy(&q.min, q.qs, 2);
+        q.qs += 2;
+    }
+    if (t == HARK_Q5_0 || t == HARK_Q5_1) {
+        memcpy(&q.qh, q.qs, 4);
+        q.qs += 4;
+    }
+    return q;
+}
 
 /* A weight matrix [rows = out features][cols = in features], in its stored type. */
 typedef struct hark_weight {

@@ -286,27 +286,17 @@ AVX512 static void matvec_avx512(float *y, const float *x, int m, const void *w,
 /* The 32 weights of one block as two vectors: weights 0-15 and 16-31. */
 AVX512 static inline void block512(const uint8_t *b, hark_dtype t, __m512 *w0, __m512 *w1)
 {
-    uint16_t h;
-    memcpy(&h, b, 2);
-    __m512 d = _mm512_set1_ps(f16_table[h]), m = _mm512_setzero_ps();
+    hark_qblock q = hark_qblock_fields(b, t);
+    __m512 d = _mm512_set1_ps(f16_table[q.d]), m = _mm512_set1_ps(f16_table[q.min]);
     if (t == HARK_Q8_0) {
-        __m128i q0 = _mm_loadu_si128((const __m128i *)(b + 2)), q1 = _mm_loadu_si128((const __m128i *)(b + 18));
+        __m128i q0 = _mm_loadu_si128((const __m128i *)q.qs), q1 = _mm_loadu_si128((const __m128i *)(q.qs + 16));
         *w0 = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q0)));
         *w1 = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q1)));
         return;
     }
-    const uint8_t *qs = b + 2;
-    if (t == HARK_Q4_1 || t == HARK_Q5_1) {
-        memcpy(&h, b + 2, 2);
-        m = _mm512_set1_ps(f16_table[h]);
-        qs += 2;
-    }
-    uint32_t qh = 0;
     int five = t == HARK_Q5_0 || t == HARK_Q5_1;
-    if (five) {
-        memcpy(&qh, qs, 4);
-        qs += 4;
-    }
+    const uint8_t *qs = q.qs;
+    uint32_t qh = q.qh;
     __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)qs));
     __m512i lo = _mm512_and_si512(bytes, _mm512_set1_epi32(0x0f)), hi = _mm512_srli_epi32(bytes, 4);
     if (five) {
@@ -316,8 +306,7 @@ AVX512 static inline void block512(const uint8_t *b, hark_dtype t, __m512 *w0, _
         hi = _mm512_or_si512(hi, _mm512_slli_epi32(_mm512_and_si512(
                                       _mm512_srlv_epi32(bits, _mm512_add_epi32(lane, _mm512_set1_epi32(16))), one), 4));
     }
-    int offset = t == HARK_Q4_0 ? 8 : t == HARK_Q5_0 ? 16 : 0;
-    __m512i off = _mm512_set1_epi32(offset);
+    __m512i off = _mm512_set1_epi32(q.offset);
     *w0 = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(_mm512_sub_epi32(lo, off)), m);
     *w1 = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(_mm512_sub_epi32(hi, off)), m);
 }
@@ -546,29 +535,19 @@ AVX2 static inline float hmax256(__m256 v)
 /* The 32 weights of one block as four 8-lane vectors: weights 0-7, 8-15, 16-23, 24-31. */
 AVX2 static inline void block256(const uint8_t *b, hark_dtype t, __m256 *w)
 {
-    uint16_t h;
-    memcpy(&h, b, 2);
-    __m256 d = _mm256_set1_ps(f16_table[h]), m = _mm256_setzero_ps();
+    hark_qblock q = hark_qblock_fields(b, t);
+    __m256 d = _mm256_set1_ps(f16_table[q.d]), m = _mm256_set1_ps(f16_table[q.min]);
     if (t == HARK_Q8_0) {
         for (int k = 0; k < 4; k++)
             w[k] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
-                                        _mm_loadl_epi64((const __m128i *)(b + 2 + 8 * k)))));
+                                        _mm_loadl_epi64((const __m128i *)(q.qs + 8 * k)))));
         return;
     }
-    const uint8_t *qs = b + 2;
-    if (t == HARK_Q4_1 || t == HARK_Q5_1) {
-        memcpy(&h, b + 2, 2);
-        m = _mm256_set1_ps(f16_table[h]);
-        qs += 2;
-    }
-    uint32_t qh = 0;
     int five = t == HARK_Q5_0 || t == HARK_Q5_1;
-    if (five) {
-        memcpy(&qh, qs, 4);
-        qs += 4;
-    }
+    const uint8_t *qs = q.qs;
+    uint32_t qh = q.qh;
     const __m256i lane = _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0), one = _mm256_set1_epi32(1);
-    __m256i off = _mm256_set1_epi32(t == HARK_Q4_0 ? 8 : t == HARK_Q5_0 ? 16 : 0);
+    __m256i off = _mm256_set1_epi32(q.offset);
     for (int half = 0; half < 2; half++) { /* bytes 0-7, then 8-15 */
         __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(qs + 8 * half)));
         __m256i q[2] = {_mm256_and_si256(bytes, _mm256_set1_epi32(0x0f)), _mm256_srli_epi32(bytes, 4)};

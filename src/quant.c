@@ -31,13 +31,6 @@ int hark_dtype_is_quantized(hark_dtype t)
     return hark_block_bytes(t) != 0;
 }
 
-static float half_at(const uint8_t *p)
-{
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return hark_f16_to_f32(h);
-}
-
 static void put_half(uint8_t *p, float f)
 {
     uint16_t h = hark_f32_to_f16(f);
@@ -46,31 +39,19 @@ static void put_half(uint8_t *p, float f)
 
 static void dequant_block(float *y, const uint8_t *b, hark_dtype t)
 {
-    float d = half_at(b), m = 0;
-    const uint8_t *qs = b + 2;
-    uint32_t qh = 0;
+    hark_qblock q = hark_qblock_fields(b, t);
+    float d = hark_f16_to_f32(q.d), m = hark_f16_to_f32(q.min);
     if (t == HARK_Q8_0) {
         for (int j = 0; j < QK; j++)
-            y[j] = (float)(int8_t)qs[j] * d;
+            y[j] = (float)(int8_t)q.qs[j] * d;
         return;
     }
-    if (t == HARK_Q4_1 || t == HARK_Q5_1) {
-        m = half_at(b + 2);
-        qs += 2;
-    }
-    if (t == HARK_Q5_0 || t == HARK_Q5_1) {
-        memcpy(&qh, qs, 4);
-        qs += 4;
-    }
-    int offset = t == HARK_Q4_0 ? 8 : t == HARK_Q5_0 ? 16 : 0;
     for (int j = 0; j < QK / 2; j++) {
-        int lo = qs[j] & 0x0f, hi = qs[j] >> 4;
-        if (t == HARK_Q5_0 || t == HARK_Q5_1) {
-            lo |= (int)((qh >> j) << 4) & 0x10;
-            hi |= (int)(qh >> (j + 12)) & 0x10;
-        }
-        y[j] = (float)(lo - offset) * d + m;
-        y[j + QK / 2] = (float)(hi - offset) * d + m;
+        int lo = q.qs[j] & 0x0f, hi = q.qs[j] >> 4;
+        lo |= (int)((q.qh >> j) << 4) & 0x10;
+        hi |= (int)(q.qh >> (j + 12)) & 0x10;
+        y[j] = (float)(lo - q.offset) * d + m;
+        y[j + QK / 2] = (float)(hi - q.offset) * d + m;
     }
 }
 
