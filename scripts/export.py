@@ -134,7 +134,7 @@ recordings.
   85-220 Hz) and festival (kal_diphone; from step 28000 also ked_diphone and the HTS slt voice,
   pitch-shifted) with sox tempo/speed/reverb/telephone augmentation and noise at 10-40 dB SNR
   (`scripts/synth.py`); from step 28000 a vocal-tract-length warp of the filterbank (factor
-  0.85-1.15) on 80 % of examples (`scripts/train.py --vtlp-from`). **Held-out voice: flite
+  0.85-1.15) on 80 % of examples (`scripts/train.py --vtlp-from`){eq}. **Held-out voice: flite
   rms** (never trained on). Multi-sentence clips with timestamps, previous-text prompts.
 - Training: `scripts/train.sh` (= `scripts/train.py`, PyTorch, CPU), auxiliary character CTC
   head on the encoder (dropped at export), short-utterance curriculum; {steps} steps,
@@ -178,6 +178,15 @@ def human_wer(out):
         if f[:1] == ["TOTAL"] and len(f) >= 4:
             return float(f[1]), float(f[2]), int(f[3])
     return None
+
+
+def eq_text(state):
+    """The card's words for train.py's random equaliser, if the run used it."""
+    a = state.get("args", {})
+    if a.get("eq_from", 10 ** 9) >= state["step"]:
+        return ""
+    return ("; from step %d a random equaliser (a tilt and two bumps, each within +-%g dB) on"
+            " %d %% of examples (`--eq-from`)" % (a["eq_from"], a["eq_db"], round(100 * a["eq_frac"])))
 
 
 def grown_text(state):
@@ -259,7 +268,7 @@ def main():
         sot=sp.sot, nots=sp.notimestamps, n_ts=d.n_vocab - sp.timestamp_begin,
         tsb=sp.timestamp_begin, n_vocab=d.n_vocab, steps=state["step"],
         hours=state["hours_seen"], out=os.path.relpath(args.out, ROOT), size=size, rows=rows,
-        status=status, hark_rows=hark_rows, grown=grown_text(state),
+        status=status, hark_rows=hark_rows, grown=grown_text(state), eq=eq_text(state),
         avg_opt=" --average %d" % len(avg) if avg else "",
         avg_text="; the mean of the weights of steps %s" % ", ".join(map(str, avg)) if avg else "")
     with open(os.path.join(args.out, "README.md"), "w") as f:
