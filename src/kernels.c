@@ -289,7 +289,8 @@ AVX512 static inline void block512(const uint8_t *b, hark_dtype t, __m512 *w0, _
     hark_qblock q = hark_qblock_fields(b, t);
     __m512 d = _mm512_set1_ps(f16_table[q.d]), m = _mm512_set1_ps(f16_table[q.min]);
     if (t == HARK_Q8_0) {
-        __m128i q0 = _mm_loadu_si128((const __m128i *)q.qs), q1 = _mm_loadu_si128((const __m128i *)(q.qs + 16));
+        __m128i q0 = _mm_loadu_si128((const __m128i *)q.qs);
+        __m128i q1 = _mm_loadu_si128((const __m128i *)(q.qs + 16));
         *w0 = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q0)));
         *w1 = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q1)));
         return;
