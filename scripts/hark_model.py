@@ -80,6 +80,16 @@ def mel_filters(n_mels, sr=SAMPLE_RATE, n_fft=N_FFT):
     return weights.astype(np.float32)
 
 
+_FILTERBANKS = {}
+
+
+def mel_filterbank(n_mels):
+    """mel_filters(n_mels) as a tensor, built once per size (shared: do not modify)."""
+    if n_mels not in _FILTERBANKS:
+        _FILTERBANKS[n_mels] = torch.from_numpy(mel_filters(n_mels))
+    return _FILTERBANKS[n_mels]
+
+
 def log_mel_spectrogram(audio, n_mels=80, padding=0, filters=None):
     """openai/whisper's log_mel_spectrogram: float32 [n_mels, frames].
 
@@ -91,7 +101,7 @@ def log_mel_spectrogram(audio, n_mels=80, padding=0, filters=None):
     stft = torch.stft(audio, N_FFT, HOP, window=window, return_complex=True)
     magnitudes = stft[..., :-1].abs() ** 2
     if filters is None:
-        filters = torch.from_numpy(mel_filters(n_mels))
+        filters = mel_filterbank(n_mels)
     mel_spec = filters @ magnitudes
     log_spec = torch.clamp(mel_spec, min=1e-10).log10()
     log_spec = torch.maximum(log_spec, log_spec.max() - 8.0)

@@ -180,10 +180,9 @@ def warped_filters(alpha, n_mels=80):
     return _WARPED[key]
 
 
-def plain_filters(n_mels=80):
-    if "plain" not in _WARPED:
-        _WARPED["plain"] = torch.from_numpy(hm.mel_filters(n_mels))
-    return _WARPED["plain"]
+def bell(f, centre, octaves):
+    """A bell over log frequency: 1 at centre, exp(-1/2) at +-octaves."""
+    return np.exp(-0.5 * (np.log2(np.maximum(f, 1.0) / centre) / octaves) ** 2)
 
 
 def random_eq(rng, db):
@@ -197,8 +196,7 @@ def random_eq(rng, db):
     for _ in range(2):
         centre = np.exp(rng.uniform(np.log(150), np.log(6000)))
         width = rng.uniform(0.3, 1.2)
-        gain += rng.uniform(-db, db) * np.exp(
-            -0.5 * (np.log2(np.maximum(f, 1.0) / centre) / width) ** 2)
+        gain += rng.uniform(-db, db) * bell(f, centre, width)
     return torch.from_numpy((10.0 ** (gain / 10)).astype(np.float32))
 
 
@@ -332,7 +330,7 @@ class Batcher:
             r = self.a.vtlp_range
             fb = warped_filters(round(rng.uniform(1 - r, 1 + r), 2))
         if step >= self.a.eq_from and rng.rand() < self.a.eq_frac:
-            base = fb if fb is not None else plain_filters()
+            base = fb if fb is not None else hm.mel_filterbank(80)
             fb = base * random_eq(rng, self.a.eq_db)[None, :]
         return fb
 
@@ -713,6 +711,7 @@ def main():
             blk.mlp[1] = torch.nn.GELU(approximate="tanh")
     ctc_head = CTCHead(args.d_model)
     opt = make_optimizer(model, ctc_head, args.lr)
+    params = [p for g in opt.param_groups for p in g["params"]]   # for gradient clipping
     step, seconds_seen = 0, 0.0
     rewarm_from = None
     if state is not None:
@@ -830,8 +829,7 @@ def main():
         loss = loss_dec + cw * loss_ctc
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        gn = torch.nn.utils.clip_grad_norm_(
-            [p for g in opt.param_groups for p in g["params"]], 1.0)
+        gn = torch.nn.utils.clip_grad_norm_(params, 1.0)
         if torch.isfinite(gn):
             opt.step()
         step += 1
