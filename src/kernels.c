@@ -296,13 +296,11 @@ AVX512 static inline void block512(const uint8_t *b, hark_dtype t, __m512 *w0, _
         return;
     }
     int five = t == HARK_Q5_0 || t == HARK_Q5_1;
-    const uint8_t *qs = q.qs;
-    uint32_t qh = q.qh;
-    __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)qs));
+    __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)q.qs));
     __m512i lo = _mm512_and_si512(bytes, _mm512_set1_epi32(0x0f)), hi = _mm512_srli_epi32(bytes, 4);
     if (five) {
         const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-        __m512i bits = _mm512_set1_epi32((int)qh), one = _mm512_set1_epi32(1);
+        __m512i bits = _mm512_set1_epi32((int)q.qh), one = _mm512_set1_epi32(1);
         lo = _mm512_or_si512(lo, _mm512_slli_epi32(_mm512_and_si512(_mm512_srlv_epi32(bits, lane), one), 4));
         hi = _mm512_or_si512(hi, _mm512_slli_epi32(_mm512_and_si512(
                                       _mm512_srlv_epi32(bits, _mm512_add_epi32(lane, _mm512_set1_epi32(16))), one), 4));
@@ -545,21 +543,19 @@ AVX2 static inline void block256(const uint8_t *b, hark_dtype t, __m256 *w)
         return;
     }
     int five = t == HARK_Q5_0 || t == HARK_Q5_1;
-    const uint8_t *qs = q.qs;
-    uint32_t qh = q.qh;
     const __m256i lane = _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0), one = _mm256_set1_epi32(1);
     __m256i off = _mm256_set1_epi32(q.offset);
     for (int half = 0; half < 2; half++) { /* bytes 0-7, then 8-15 */
-        __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(qs + 8 * half)));
-        __m256i q[2] = {_mm256_and_si256(bytes, _mm256_set1_epi32(0x0f)), _mm256_srli_epi32(bytes, 4)};
+        __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(q.qs + 8 * half)));
+        __m256i nib[2] = {_mm256_and_si256(bytes, _mm256_set1_epi32(0x0f)), _mm256_srli_epi32(bytes, 4)};
         for (int k = 0; k < 2; k++) { /* low nibbles: weights 8h..; high: 16 + 8h.. */
             int first = 16 * k + 8 * half;
             if (five) {
-                __m256i bit = _mm256_srlv_epi32(_mm256_set1_epi32((int)qh),
+                __m256i bit = _mm256_srlv_epi32(_mm256_set1_epi32((int)q.qh),
                                                 _mm256_add_epi32(lane, _mm256_set1_epi32(first)));
-                q[k] = _mm256_or_si256(q[k], _mm256_slli_epi32(_mm256_and_si256(bit, one), 4));
+                nib[k] = _mm256_or_si256(nib[k], _mm256_slli_epi32(_mm256_and_si256(bit, one), 4));
             }
-            w[first / 8] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_sub_epi32(q[k], off)), m);
+            w[first / 8] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_sub_epi32(nib[k], off)), m);
         }
     }
 }
