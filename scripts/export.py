@@ -135,7 +135,7 @@ recordings.
   pitch-shifted) with sox tempo/speed/reverb/telephone augmentation and noise at 10-40 dB SNR
   (`scripts/synth.py`); from step 28000 a vocal-tract-length warp of the filterbank (factor
   0.85-1.15) on 80 % of examples (`scripts/train.py --vtlp-from`){eq}. **Held-out voice: flite
-  rms** (never trained on). Multi-sentence clips with timestamps, previous-text prompts.
+  rms** (never trained on). Multi-sentence clips with timestamps, previous-text prompts.{data}
 - Training: `scripts/train.sh` (= `scripts/train.py`, PyTorch, CPU), auxiliary character CTC
   head on the encoder (dropped at export), short-utterance curriculum; {steps} steps,
   {hours:.1f} h of audio seen.{grown} Checkpoint: models/train-ckpt/.
@@ -180,13 +180,58 @@ def human_wer(out):
     return None
 
 
-def eq_text(state):
-    """The card's words for train.py's random equaliser, if the run used it."""
-    a = state.get("args", {})
-    if a.get("eq_from", 10 ** 9) >= state["step"]:
+def run_history(ckpt, final_step):
+    """[(step, args, data)] of each training start before final_step in ckpt/train.log
+    that the checkpoint descends from (a resume from step s drops what an earlier start
+    logged from s on); data is the size of the training set, "N (H h)", as logged."""
+    runs = []
+    try:
+        lines = open(os.path.join(ckpt, "train.log")).read().splitlines()
+    except OSError:
+        return runs
+    for line in lines:
+        if " start step " in line and " args {" in line:
+            step = int(line.split(" start step ")[1].split()[0])
+            runs = [r for r in runs if r[0] < step]
+            runs.append((step, json.loads(line[line.index(" args {") + 6:]), ""))
+        elif " train clips " in line and runs:
+            data = line.split(" train clips ")[1].split(",")[0]
+            runs[-1] = runs[-1][:2] + (data,)
+    return [r for r in runs if r[0] < final_step]
+
+
+def changes(runs, describe):
+    """[(step, text)]: where each new value of describe(step, args, data) -> (step it took
+    effect, text) or None (off) began."""
+    out = []
+    for step, args, data in runs:
+        d = describe(step, args, data)
+        if d is not None and (not out or out[-1][1] != d[1]):
+            out.append(d)
+    return out
+
+
+def eq_text(runs, final_step):
+    """The card's words for train.py's random equaliser, as each run set it."""
+    def describe(step, a, data):
+        if a.get("eq_from", 10 ** 9) >= final_step:
+            return None
+        return max(step, a["eq_from"]), "+-%g dB on %d %%" % (a["eq_db"], round(100 * a["eq_frac"]))
+    parts = changes(runs, describe)
+    if not parts:
         return ""
-    return ("; from step %d a random equaliser (a tilt and two bumps, each within +-%g dB) on"
-            " %d %% of examples (`--eq-from`)" % (a["eq_from"], a["eq_db"], round(100 * a["eq_frac"])))
+    return ("; a random equaliser (a tilt and two bumps, each within the dB given) on the"
+            " examples' filterbank (`--eq-from`): " +
+            ", ".join("from step %d %s of examples" % p for p in parts))
+
+
+def data_text(runs):
+    """The card's words for how the synthesized training set grew between runs."""
+    parts = changes(runs, lambda step, a, data: (step, data) if data else None)
+    if not parts:
+        return ""
+    return " The training set grew as synthesis went on: " + ", ".join(
+        "%s from step %d" % (t.replace(" (", " clips (", 1), s) for s, t in parts) + "."
 
 
 def grown_text(state):
@@ -261,6 +306,7 @@ def main():
         100 * v["wer"]) for k, v in res.items()) or "| (not measured) | | | |"
     status, hark_rows = hark_measurements(os.path.relpath(args.out, ROOT))
     avg = state.get("averaged", [])
+    runs = run_history(args.ckpt, state["step"])
     card = CARD.format(
         params=sum(p.numel() for p in model.parameters()) / 1e6, d=d.n_audio_state,
         h=d.n_audio_head, el=d.n_audio_layer, dl=d.n_text_layer, ctx=d.n_audio_ctx,
@@ -268,7 +314,8 @@ def main():
         sot=sp.sot, nots=sp.notimestamps, n_ts=d.n_vocab - sp.timestamp_begin,
         tsb=sp.timestamp_begin, n_vocab=d.n_vocab, steps=state["step"],
         hours=state["hours_seen"], out=os.path.relpath(args.out, ROOT), size=size, rows=rows,
-        status=status, hark_rows=hark_rows, grown=grown_text(state), eq=eq_text(state),
+        status=status, hark_rows=hark_rows, grown=grown_text(state), eq=eq_text(runs, state["step"]),
+        data=data_text(runs),
         avg_opt=" --average %d" % len(avg) if avg else "",
         avg_text="; the mean of the weights of steps %s" % ", ".join(map(str, avg)) if avg else "")
     with open(os.path.join(args.out, "README.md"), "w") as f:
