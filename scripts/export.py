@@ -196,7 +196,10 @@ def run_history(ckpt, final_step):
             runs.append((step, json.loads(line[line.index(" args {") + 6:]), ""))
         elif " train clips " in line and runs:
             data = line.split(" train clips ")[1].split(",")[0]
-            runs[-1] = runs[-1][:2] + (data,)
+            if " step " in line:     # shards that arrived while it ran
+                runs.append((int(line.split(" step ")[1].split()[0]), runs[-1][1], data))
+            else:
+                runs[-1] = runs[-1][:2] + (data,)
     return [r for r in runs if r[0] < final_step]
 
 

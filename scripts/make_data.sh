@@ -2,13 +2,13 @@
 # Build the synthesized-speech cache used by scripts/train.py, outside the repo
 # (default /work/cache/hark-data, or $HARK_DATA).  Deterministic: shard k of a set
 # is the same on every machine; existing shards are skipped, so it resumes.
-# Run niced, it uses one core:  nohup nice -n 19 scripts/make_data.sh 120 40 > /work/cache/logs/synth.log 2>&1 &
+# Run niced, it uses one core:  nohup nice -n 19 scripts/make_data.sh 120 80 > /work/cache/logs/synth.log 2>&1 &
 set -e
 cd "$(dirname "$0")/.."
 P=/usr/bin/python3
 D=${HARK_DATA:-/work/cache/hark-data}
 N=${1:-120}
-X=${2:-40}   # shards of the extra voices (synth.py --voices extra), numbered after the N
+X=${2:-80}   # shards of the extra voices (synth.py --voices extra), numbered after the N
 $P scripts/synth.py build --split valid --voices train   --out "$D/valid"     --count 1 --per-shard 300
 $P scripts/synth.py build --split valid --voices heldout --out "$D/valid-rms" --count 1 --per-shard 200
 $P scripts/synth.py build --split train --voices train   --out "$D/train"     --first 0 --count "$N"

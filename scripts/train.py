@@ -801,6 +801,8 @@ def main():
             train_sh.refresh()
             if len(train_sh) != n_clips:
                 prefetch.reset()
+                log("step %d train clips %d (%.1f h), new shards" % (
+                    step, len(train_sh), train_sh.dur_np.sum() / 3600))
         lr = args.lr * min(1.0, (step + 1) / args.warmup) * min(1.0, max(
             0.05, 1.0 - (step - args.cycle_start) / (args.decay_steps - args.cycle_start)))
         if rewarm_from is not None:

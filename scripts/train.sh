@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 L=/work/cache/logs
 mkdir -p $L
 D=${HARK_DATA:-/work/cache/hark-data}
-[ -d "$D/train" ] || { echo "no $D: run: nohup nice -n 19 scripts/make_data.sh 120 40 > $L/synth.log 2>&1 &"; exit 1; }
+[ -d "$D/train" ] || { echo "no $D: run: nohup nice -n 19 scripts/make_data.sh 120 80 > $L/synth.log 2>&1 &"; exit 1; }
 OMP_WAIT_POLICY=PASSIVE nohup nice -n 10 /usr/bin/python3 scripts/train.py "$@" >> $L/train.out 2>&1 &
 echo $! > $L/train.pid
 echo "training pid $(cat $L/train.pid); log: models/train-ckpt/train.log (stdout: $L/train.out)"
