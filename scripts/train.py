@@ -591,8 +591,8 @@ def evaluate(model, ctc_head, shards, tok, sp, dims, n, dev, chunk=25):
 # where this machine keeps things and how much it takes at once (a GPU run's 8x batch
 # must not follow the checkpoint back to a CPU): never taken from the checkpoint
 MACHINE_ARGS = ("ckpt", "data", "work", "device", "threads", "workers", "max_minutes",
-                "log_every", "val_every", "val_n", "ckpt_min", "bf16", "batch_frames",
-                "batch_max")
+                "log_every", "val_every", "val_n", "val_rms_n", "ckpt_min", "bf16",
+                "batch_frames", "batch_max")
 SHAPE_ARGS = ("d_model", "heads", "enc_layers", "dec_layers", "n_audio_ctx", "n_text_ctx",
               "seed")
 
@@ -663,6 +663,9 @@ def main():
     ap.add_argument("--log-every", type=int, default=25)
     ap.add_argument("--val-every", type=int, default=500)
     ap.add_argument("--val-n", type=int, default=100)
+    ap.add_argument("--val-rms-n", type=int, default=100,
+                    help="held-out voice clips per validation (50 until step 55500: too few "
+                    "to tell checkpoints apart)")
     ap.add_argument("--ckpt-min", type=float, default=10.0)
     ap.add_argument("--max-minutes", type=float, default=0, help="stop after this long")
     args = ap.parse_args()
@@ -849,7 +852,7 @@ def main():
         if step % args.val_every == 0 or step == args.steps:
             w1, c1_, u1, ex1 = evaluate(model, ctc_head, val_sh, tok, sp, dims, args.val_n, dev)
             w2, c2_, u2, ex2 = evaluate(model, ctc_head, valr_sh, tok, sp, dims,
-                                        args.val_n // 2, dev)
+                                        args.val_rms_n, dev)
             log("VAL step %d wer %.3f ctc_cer %.3f uniq %.2f | heldout-rms wer %.3f "
                 "ctc_cer %.3f uniq %.2f | e.g. %r" % (step, w1, c1_, u1, w2, c2_, u2, ex1[:1]))
             snapshot(save())
