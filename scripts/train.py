@@ -362,10 +362,10 @@ class Batcher:
             pad_val = mels.amin(dim=(1, 2))
             for b in range(len(ex)):
                 for _ in range(2):
-                    w = rng.randint(0, 28)
+                    w = rng.randint(0, self.a.specaug_t + 1)
                     t0 = rng.randint(0, max(1, n_frames - w))
                     mels[b, :, t0:t0 + w] = pad_val[b]
-                    fw = rng.randint(0, 12)
+                    fw = rng.randint(0, self.a.specaug_f + 1)
                     f0 = rng.randint(0, 80 - fw)
                     mels[b, f0:f0 + fw, :] = pad_val[b]
         T = max(len(e["seq"]) for e in ex) - 1
@@ -643,6 +643,10 @@ def main():
     ap.add_argument("--full-window-frac", type=float, default=0.1)
     ap.add_argument("--corrupt", type=float, default=0.05)
     ap.add_argument("--specaug-from", type=int, default=4000)
+    ap.add_argument("--specaug-t", type=int, default=27,
+                    help="widest SpecAugment time mask, frames (two per example)")
+    ap.add_argument("--specaug-f", type=int, default=11,
+                    help="widest SpecAugment frequency mask, mel bins (two per example)")
     ap.add_argument("--vtlp-from", type=int, default=1000000,
                     help="step from which examples get a vocal-tract-length warp")
     ap.add_argument("--vtlp-frac", type=float, default=0.8)
