@@ -203,38 +203,56 @@ def run_history(ckpt, final_step):
     return [r for r in runs if r[0] < final_step]
 
 
-def changes(runs, describe):
-    """[(step, text)]: where each new value of describe(step, args, data) -> (step it took
-    effect, text) or None (off) began."""
+def changes(runs, final_step, describe):
+    """[(step, text)] where each new value of describe(start, end, args, data) -> (step it
+    took effect, text or None for off) began, for the runs' spans [start, end); leading
+    offs are left out."""
     out = []
-    for step, args, data in runs:
-        d = describe(step, args, data)
-        if d is not None and (not out or out[-1][1] != d[1]):
-            out.append(d)
+    ends = [r[0] for r in runs[1:]] + [final_step]
+    for (start, args, data), end in zip(runs, ends):
+        step, text = describe(start, end, args, data)
+        if (out and out[-1][1] != text) or (not out and text is not None):
+            out.append((step, text))
     return out
+
+
+def schedule_text(parts, what, unit=""):
+    """"; <what>: from step A x, from step B off, ..." for the card, "" if never on."""
+    if not parts:
+        return ""
+    return "; %s: %s" % (what, ", ".join("from step %d %s" % (s, t + unit if t else "off")
+                                          for s, t in parts))
 
 
 def eq_text(runs, final_step):
     """The card's words for train.py's random equaliser, as each run set it."""
-    def describe(step, a, data):
-        if a.get("eq_from", 10 ** 9) >= final_step:
-            return None
-        return max(step, a["eq_from"]), "+-%g dB on %d %%" % (a["eq_db"], round(100 * a["eq_frac"]))
-    parts = changes(runs, describe)
-    if not parts:
-        return ""
-    return ("; a random equaliser (a tilt and two bumps, each within the dB given) on the"
-            " examples' filterbank (`--eq-from`): " +
-            ", ".join("from step %d %s of examples" % p for p in parts))
+    def describe(start, end, a, data):
+        if a.get("eq_from", 10 ** 9) >= end:
+            return start, None
+        return max(start, a["eq_from"]), "+-%g dB on %d %%" % (a["eq_db"],
+                                                               round(100 * a["eq_frac"]))
+    return schedule_text(changes(runs, final_step, describe), "a random equaliser (a tilt and "
+                         "two bumps, each within the dB given) on the examples' filterbank "
+                         "(`--eq-from`)", " of examples")
 
 
-def data_text(runs):
+def specaug_text(runs, final_step):
+    """The card's words for SpecAugment, as each run set it."""
+    def describe(start, end, a, data):
+        if a.get("specaug_from", 10 ** 9) >= end:
+            return start, None
+        return max(start, a["specaug_from"]), "two time masks up to %d frames and two " \
+            "frequency masks up to %d mel bins" % (a.get("specaug_t", 27), a.get("specaug_f", 11))
+    return schedule_text(changes(runs, final_step, describe), "SpecAugment (`--specaug-from`)")
+
+
+def data_text(runs, final_step):
     """The card's words for how the synthesized training set grew between runs."""
-    parts = changes(runs, lambda step, a, data: (step, data) if data else None)
+    parts = changes(runs, final_step, lambda start, end, a, data: (start, data or None))
     if not parts:
         return ""
     return " The training set grew as synthesis went on: " + ", ".join(
-        "%s from step %d" % (t.replace(" (", " clips (", 1), s) for s, t in parts) + "."
+        "%s from step %d" % (t.replace(" (", " clips (", 1), s) for s, t in parts if t) + "."
 
 
 def grown_text(state):
@@ -317,8 +335,9 @@ def main():
         sot=sp.sot, nots=sp.notimestamps, n_ts=d.n_vocab - sp.timestamp_begin,
         tsb=sp.timestamp_begin, n_vocab=d.n_vocab, steps=state["step"],
         hours=state["hours_seen"], out=os.path.relpath(args.out, ROOT), size=size, rows=rows,
-        status=status, hark_rows=hark_rows, grown=grown_text(state), eq=eq_text(runs, state["step"]),
-        data=data_text(runs),
+        status=status, hark_rows=hark_rows, grown=grown_text(state),
+        eq=eq_text(runs, state["step"]) + specaug_text(runs, state["step"]),
+        data=data_text(runs, state["step"]),
         avg_opt=" --average %d" % len(avg) if avg else "",
         avg_text="; the mean of the weights of steps %s" % ", ".join(map(str, avg)) if avg else "")
     with open(os.path.join(args.out, "README.md"), "w") as f:
