@@ -241,8 +241,10 @@ def specaug_text(runs, final_step):
     def describe(start, end, a, data):
         if a.get("specaug_from", 10 ** 9) >= end:
             return start, None
-        return max(start, a["specaug_from"]), "two time masks up to %d frames and two " \
-            "frequency masks up to %d mel bins" % (a.get("specaug_t", 27), a.get("specaug_f", 11))
+        t, f = a.get("specaug_t", 27), a.get("specaug_f", 11)
+        masks = (["two time masks up to %d frames" % t] if t else []) + \
+            (["two frequency masks up to %d mel bins" % f] if f else [])
+        return max(start, a["specaug_from"]), " and ".join(masks) or None
     return schedule_text(changes(runs, final_step, describe), "SpecAugment (`--specaug-from`)")
 
 
