@@ -136,6 +136,10 @@ class Shards:
     def __len__(self):
         return len(self.index)
 
+    def size_text(self):
+        """"N (H h)": what train.log records of the training set (export.py reads it)."""
+        return "%d (%.1f h)" % (len(self), self.dur_np.sum() / 3600)
+
     def get(self, k):
         s, i = self.index[k]
         o = self.offsets[s]
@@ -361,7 +365,7 @@ class Batcher:
         if step >= self.a.specaug_from:
             pad_val = mels.amin(dim=(1, 2))
             for b in range(len(ex)):
-                for _ in range(2):
+                for _ in range(2):   # a width of 0 still draws, keeping the batch's sequence
                     w = rng.randint(0, self.a.specaug_t + 1)
                     t0 = rng.randint(0, max(1, n_frames - w))
                     mels[b, :, t0:t0 + w] = pad_val[b]
@@ -761,8 +765,8 @@ def main():
     train_sh = Shards(os.path.join(args.data, "train", "shard-*.npz"))
     val_sh = Shards(os.path.join(args.data, "valid", "shard-*.npz"))
     valr_sh = Shards(os.path.join(args.data, "valid-rms", "shard-*.npz"))
-    log("train clips %d (%.1f h), valid %d, valid-rms %d" % (
-        len(train_sh), train_sh.dur_np.sum() / 3600, len(val_sh), len(valr_sh)))
+    log("train clips %s, valid %d, valid-rms %d" % (train_sh.size_text(), len(val_sh),
+                                                    len(valr_sh)))
     batcher = Batcher(train_sh, tok, sp, dims, args)
     prefetch = Prefetch(batcher, args.workers)
 
@@ -808,8 +812,7 @@ def main():
             train_sh.refresh()
             if len(train_sh) != n_clips:
                 prefetch.reset()
-                log("step %d train clips %d (%.1f h), new shards" % (
-                    step, len(train_sh), train_sh.dur_np.sum() / 3600))
+                log("step %d train clips %s, new shards" % (step, train_sh.size_text()))
         lr = args.lr * min(1.0, (step + 1) / args.warmup) * min(1.0, max(
             0.05, 1.0 - (step - args.cycle_start) / (args.decay_steps - args.cycle_start)))
         if rewarm_from is not None:
