@@ -253,7 +253,9 @@ def data_text(runs, final_step):
     parts = changes(runs, final_step, lambda start, end, a, data: (start, data or None))
     if not parts:
         return ""
-    return " The training set grew as synthesis went on: " + ", ".join(
+    # "grew" would be wrong after a machine change: the new machine rebuilds the
+    # (deterministic) shards from the first while training reads those that exist
+    return " The training set's size, as synthesis went on: " + ", ".join(
         "%s from step %d" % (t.replace(" (", " clips (", 1), s) for s, t in parts if t) + "."
 
 
