@@ -54,4 +54,15 @@ void hark_attn64_scores(float *s, const float *q, int ldq, int nq, const float *
 /* out_i (stride ldo) = sum_{j < nk} p[i][j] vp_j, p as s above. */
 void hark_attn64_mix(float *out, int ldo, const float *p, int nq, const float *vp, int nk);
 
+/* Products y = x . W^T in AVX-512 register tiles (gemm512.c): available when the
+ * AVX-512 kernel set is the one in use.  Rows [r0, r0 + nr) of W [rows][k], in
+ * any stored type, are packed first into hark_gemm512_packed_floats(nr, k) floats
+ * of panels of HARK_GEMM512_PANEL rows. */
+enum { HARK_GEMM512_PANEL = 32 };
+int hark_gemm512_available(void);
+size_t hark_gemm512_packed_floats(int nr, int k);
+void hark_gemm512_pack(float *bp, const void *w, hark_dtype t, int r0, int nr, int k);
+/* y[i][r] (row stride ldy) = x_i . w_r for i < m, r < nr; x [m][k] contiguous. */
+void hark_gemm512(float *y, int ldy, const float *x, int m, int k, const float *bp, int nr);
+
 #endif

@@ -19,6 +19,9 @@
  * no smaller than MIN_M_TILE rows.  A block of f16/bf16 rows is widened to f32
  * for each tile it meets. */
 enum { BLOCK_ROWS = 256, MIN_TILES = 8, MIN_M_TILE = 128, ROW_ALIGN = 16, ATTN_ROWS = 128 };
+/* Packing a weight block costs about as much as multiplying a few dozen rows by
+ * it: fewer rows than this go to OpenBLAS, which multiplies them unpacked. */
+enum { MIN_PACKED_M = 64 };
 
 typedef struct linear_job {
     float *y;
@@ -50,12 +53,20 @@ static void add_bias(const linear_job *j, int m0, int m1, int r0, int r1)
 }
 
 /* Grid tile i: activation tile i / n_blocks times weight block i % n_blocks. */
+static void tile_bounds(const linear_job *j, int i, int *r0, int *nr, int *m0, int *mm)
+{
+    *r0 = i % j->n_blocks * j->chunk;
+    *nr = j->w->rows - *r0 < j->chunk ? j->w->rows - *r0 : j->chunk;
+    *m0 = i / j->n_blocks * j->m_tile;
+    *mm = j->m - *m0 < j->m_tile ? j->m - *m0 : j->m_tile;
+}
+
 static void gemm_tile(void *arg, int i)
 {
     const linear_job *j = arg;
     const hark_weight *w = j->w;
-    int r0 = i % j->n_blocks * j->chunk, nr = w->rows - r0 < j->chunk ? w->rows - r0 : j->chunk;
-    int m0 = i / j->n_blocks * j->m_tile, mm = j->m - m0 < j->m_tile ? j->m - m0 : j->m_tile;
+    int r0, nr, m0, mm;
+    tile_bounds(j, i, &r0, &nr, &m0, &mm);
     const float *wb = (const float *)w->data + (size_t)r0 * w->cols;
     float *block = NULL;
     if (w->type != HARK_F32) {
@@ -75,6 +86,37 @@ static void gemm_tile(void *arg, int i)
                     w->cols, 0.0f, y, w->rows);
     free(block);
     add_bias(j, m0, m0 + mm, r0, r0 + nr);
+}
+
+/* The same tile by the AVX-512 register tiles (gemm512.c says why): the block
+ * of weight rows is packed, from its stored type, once per tile. */
+static void packed_tile(void *arg, int i)
+{
+    const linear_job *j = arg;
+    const hark_weight *w = j->w;
+    int r0, nr, m0, mm;
+    tile_bounds(j, i, &r0, &nr, &m0, &mm);
+    float *bp = aligned_alloc(64, sizeof(float) * hark_gemm512_packed_floats(nr, w->cols));
+    if (!bp)
+        return;
+    hark_gemm512_pack(bp, w->data, w->type, r0, nr, w->cols);
+    hark_gemm512(j->y + (size_t)m0 * w->rows + r0, w->rows, j->x + (size_t)m0 * w->cols, mm,
+                 w->cols, bp, nr);
+    free(bp);
+    add_bias(j, m0, m0 + mm, r0, r0 + nr);
+}
+
+/* The packed path's grid.  Its outputs are plain sums over k however the grid
+ * is cut, so the grid may follow the thread count: about two tiles per thread,
+ * weight blocks as tall as that allows (each block is packed once per tile),
+ * activation tiles only where there are fewer blocks than that. */
+static void packed_grid(linear_job *job)
+{
+    int want = 2 * hark_pool_threads(), rows = job->w->rows;
+    int chunk = ceil_div(ceil_div(rows, want), HARK_GEMM512_PANEL) * HARK_GEMM512_PANEL;
+    job->chunk = chunk < BLOCK_ROWS ? chunk : BLOCK_ROWS;
+    job->n_blocks = ceil_div(rows, job->chunk);
+    job->m_tile = even_chunk(job->m, ceil_div(want, job->n_blocks));
 }
 
 /* Rows [i * chunk, ...) by the kernels that read the stored type directly: each
@@ -105,6 +147,11 @@ void hark_linear(float *y, const float *x, int m, const hark_weight *w, const fl
         int threads = hark_pool_threads(), tasks = threads > 1 ? threads * 4 : 1;
         job.chunk = even_chunk(w->rows, tasks);
         hark_parallel(ceil_div(w->rows, job.chunk), stored_type_slice, &job, work);
+        return;
+    }
+    if (m >= MIN_PACKED_M && hark_gemm512_available()) {
+        packed_grid(&job);
+        hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, packed_tile, &job, work);
         return;
     }
     job.chunk = even_chunk(w->rows, ceil_div(w->rows, BLOCK_ROWS));

@@ -266,6 +266,73 @@ static void test_attention(void)
     CHECK(worst < 1e-5, "attention error %g", worst);
 }
 
+/* Weights [rows][cols] of random values in type t (cols a multiple of 32 for
+ * the block types); *wf gets them widened back to f32. */
+static void *random_weights(hark_dtype t, int rows, int cols, float **wf)
+{
+    size_t row_bytes = hark_row_bytes(t, (size_t)cols);
+    char *w = malloc(row_bytes * rows);
+    float *row = malloc(sizeof(float) * cols);
+    *wf = malloc(sizeof(float) * rows * cols);
+    for (int r = 0; r < rows; r++) {
+        for (int c = 0; c < cols; c++)
+            row[c] = frand();
+        hark_quantize_row(w + r * row_bytes, row, t, (size_t)cols);
+    }
+    hark_to_f32(*wf, w, t, (size_t)rows * cols);
+    free(row);
+    return w;
+}
+
+/* The AVX-512 register tiles (packed from every stored type, tails in rows,
+ * in panel columns and in column slices) against double-precision sums, and
+ * hark_linear's packed path against the portable OpenBLAS path. */
+static void test_gemm512(void)
+{
+    if (!hark_gemm512_available()) {
+        printf("gemm512: not with the %s kernels\n", hark_kernels_name());
+        return;
+    }
+    const hark_dtype types[] = {HARK_F32, HARK_F16, HARK_BF16, HARK_Q8_0, HARK_Q4_1};
+    const int shapes[][3] = {/* m, rows, cols */
+                             {1, 1, 1},     {12, 32, 16},   {13, 33, 257}, {25, 70, 600},
+                             {64, 16, 3},   {200, 45, 513}, {7, 96, 32},   {191, 65, 1024}};
+    double worst = 0, worst_linear = 0;
+    for (int ti = 0; ti < 5; ti++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            int m = shapes[s][0], rows = shapes[s][1], cols = shapes[s][2];
+            if (hark_block_bytes(types[ti]) && cols % 32)
+                cols = (cols + 31) / 32 * 32;
+            float *wf, *x = malloc(sizeof(float) * m * cols), *y = malloc(sizeof(float) * m * rows);
+            float *ref = malloc(sizeof(float) * m * rows), *lin = malloc(sizeof(float) * m * rows);
+            void *w = random_weights(types[ti], rows, cols, &wf);
+            for (int i = 0; i < m * cols; i++)
+                x[i] = frand();
+            for (int i = 0; i < m; i++)
+                for (int r = 0; r < rows; r++) {
+                    double sum = 0;
+                    for (int c = 0; c < cols; c++)
+                        sum += (double)x[i * cols + c] * wf[r * cols + c];
+                    ref[i * rows + r] = (float)sum;
+                }
+            float *bp = aligned_alloc(64, sizeof(float) * hark_gemm512_packed_floats(rows, cols));
+            hark_gemm512_pack(bp, w, types[ti], 0, rows, cols);
+            hark_gemm512(y, rows, x, m, cols, bp, rows);
+            worst = fmax(worst, rel_err(y, ref, (size_t)m * rows));
+            hark_weight hw = {w, types[ti], rows, cols};
+            hark_linear(lin, x, m, &hw, NULL);
+            hark_kernels_force_portable(1);
+            hark_linear(y, x, m, &hw, NULL);
+            hark_kernels_force_portable(0);
+            worst_linear = fmax(worst_linear, rel_err(lin, y, (size_t)m * rows));
+            free(bp), free(w), free(wf), free(x), free(y), free(ref), free(lin);
+        }
+    printf("gemm512 (f32, f16, bf16, q8_0, q4_1 weights): max relative error %.2g against double "
+           "sums, %.2g against the OpenBLAS path\n", worst, worst_linear);
+    CHECK(worst < 1e-5, "gemm512 error %g", worst);
+    CHECK(worst_linear < 1e-5, "linear packed path differs by %g", worst_linear);
+}
+
 int main(void)
 {
     /* every kernel set this CPU runs, fastest first, against the portable twins */
@@ -284,6 +351,7 @@ int main(void)
         test_vecmat();
         test_linear_paths();
         test_attention();
+        test_gemm512();
     }
     return check_summary("kernels");
 }
