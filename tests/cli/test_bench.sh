@@ -27,6 +27,18 @@ if command -v jq >/dev/null; then
         && ok || bad "JSON is not the object expected: $(cat $TMP/json)"
 fi
 
+# The sgemm rate the percentages use is the faster of OpenBLAS and hark's
+# AVX-512 tiles; the tiles are measured wherever the AVX-512 kernels run.
+sg=$(json_number $TMP/json sgemm_gflops) ob=$(json_number $TMP/json sgemm_openblas_gflops)
+tl=$(json_number $TMP/json sgemm_tiles_gflops)
+if awk -v s="$sg" -v o="$ob" -v t="$tl" 'BEGIN { exit !(s == (o > t ? o : t) && o > 0) }'; then ok; else
+    bad "sgemm_gflops [$sg] is not the faster of OpenBLAS [$ob] and the tiles [$tl]"; fi
+if [ -z "${HARK_KERNELS:-}" ] && grep -qw avx512f /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo; then
+    if positive "$tl"; then ok; else bad "AVX-512 CPU but no tiles rate: [$tl]"; fi
+else
+    expect_eq "no tiles without the AVX-512 kernels" "$tl" 0
+fi
+
 # OpenBLAS runs vectorised kernels wherever the CPU has them: Debian's OpenBLAS
 # falls back to SSE3 on cores it does not know, and hark then runs itself again
 # with OPENBLAS_CORETYPE set; a core the user names is kept.
@@ -47,6 +59,8 @@ expect_eq "bench table exit" $? 0
 for r in encoder decode 5-batch prompt load "peak RSS" sgemm bandwidth "encoder peak" "decode bandwidth"; do
     expect_eq "table row $r" "$(grep -cE "^  $r +[0-9]+\.[0-9]+ " $TMP/table)" 1
 done
+expect_eq "table row sgemm tiles" "$(grep -cE "^  sgemm tiles +[0-9]+\.[0-9]+ " $TMP/table)" \
+    "$(positive "$tl" && echo 1 || echo 0)"
 
 "$HARK" bench --audio $CLIP -m $M --beam-size 1 --json >$TMP/audio 2>$TMP/err
 expect_eq "bench --audio exit" $? 0
