@@ -207,6 +207,16 @@ static SCALAR_TAIL void gelu_c(float *x, size_t n)
     default: { enum { M = 8 }; CALL; } break;                                        \
     }
 
+/* The same for a block type t: T is the constant (the unpacking has no branches). */
+#define WITH_CONSTANT_T(t, CALL)                                                     \
+    switch (t) {                                                                     \
+    case HARK_Q4_0: { const hark_dtype T = HARK_Q4_0; CALL; } break;                 \
+    case HARK_Q4_1: { const hark_dtype T = HARK_Q4_1; CALL; } break;                 \
+    case HARK_Q5_0: { const hark_dtype T = HARK_Q5_0; CALL; } break;                 \
+    case HARK_Q5_1: { const hark_dtype T = HARK_Q5_1; CALL; } break;                 \
+    default: { const hark_dtype T = HARK_Q8_0; CALL; } break;                        \
+    }
+
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,f16c,fma")))
 #define AVX2 __attribute__((target("avx2,f16c,fma")))
 
@@ -287,7 +297,8 @@ AVX512 static void matvec_avx512(float *y, const float *x, int m, const void *w,
 AVX512 static inline void block512(const uint8_t *b, hark_dtype t, __m512 *w0, __m512 *w1)
 {
     hark_qblock q = hark_qblock_fields(b, t);
-    __m512 d = _mm512_set1_ps(f16_table[q.d]), m = _mm512_set1_ps(f16_table[q.min]);
+    /* F16C, not the table: a table lookup per block was most of a q8_0 step */
+    __m512 d = _mm512_set1_ps(_cvtsh_ss(q.d)), m = _mm512_set1_ps(_cvtsh_ss(q.min));
     if (t == HARK_Q8_0) {
         __m128i q0 = _mm_loadu_si128((const __m128i *)q.qs);
         __m128i q1 = _mm_loadu_si128((const __m128i *)(q.qs + 16));
@@ -311,7 +322,7 @@ AVX512 static inline void block512(const uint8_t *b, hark_dtype t, __m512 *w0, _
 }
 
 /* One vector: two blocks a step into four accumulators (no FMA latency chain). */
-AVX512 static float dot_q_avx512(const uint8_t *row, const float *x, hark_dtype t, int cols,
+AVX512 static inline __attribute__((always_inline)) float dot_q_avx512(const uint8_t *row, const float *x, hark_dtype t, int cols,
                                  size_t bb)
 {
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, w0, w1, w2, w3;
@@ -360,10 +371,10 @@ matvec_qm_avx512(float *y, const float *x, const int m, const uint8_t *w, hark_d
     }
 }
 
-AVX512 static void matvec_q_avx512(float *y, const float *x, int m, const void *w, hark_dtype t,
-                                   int rows, int cols, int r0, int r1)
+AVX512 static inline __attribute__((always_inline)) void
+matvec_qt_avx512(float *y, const float *x, int m, const uint8_t *q, hark_dtype t, int rows,
+                 int cols, int r0, int r1)
 {
-    const uint8_t *q = w;
     size_t bb = hark_block_bytes(t), row_bytes = (size_t)cols / 32 * bb;
     if (m == 1) {
         for (int r = r0; r < r1; r++)
@@ -371,6 +382,12 @@ AVX512 static void matvec_q_avx512(float *y, const float *x, int m, const void *
         return;
     }
     WITH_CONSTANT_M(m, matvec_qm_avx512(y, x, M, q, t, rows, cols, r0, r1));
+}
+
+AVX512 static void matvec_q_avx512(float *y, const float *x, int m, const void *w, hark_dtype t,
+                                   int rows, int cols, int r0, int r1)
+{
+    WITH_CONSTANT_T(t, matvec_qt_avx512(y, x, m, w, T, rows, cols, r0, r1));
 }
 
 /* y[j][c] = sum_r x[j][r] W[r][c], 16 columns at a time in registers. */
@@ -535,7 +552,7 @@ AVX2 static inline float hmax256(__m256 v)
 AVX2 static inline void block256(const uint8_t *b, hark_dtype t, __m256 *w)
 {
     hark_qblock q = hark_qblock_fields(b, t);
-    __m256 d = _mm256_set1_ps(f16_table[q.d]), m = _mm256_set1_ps(f16_table[q.min]);
+    __m256 d = _mm256_set1_ps(_cvtsh_ss(q.d)), m = _mm256_set1_ps(_cvtsh_ss(q.min));
     if (t == HARK_Q8_0) {
         for (int k = 0; k < 4; k++)
             w[k] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
@@ -592,7 +609,7 @@ AVX2 static void matvec_q_avx2(float *y, const float *x, int m, const void *w, h
                                int rows, int cols, int r0, int r1)
 {
     const uint8_t *q = w;
-    WITH_CONSTANT_M(m, matvec_qm_avx2(y, x, M, q, t, rows, cols, r0, r1));
+    WITH_CONSTANT_T(t, WITH_CONSTANT_M(m, matvec_qm_avx2(y, x, M, q, T, rows, cols, r0, r1)));
 }
 
 AVX2 static inline __attribute__((always_inline)) void
