@@ -61,17 +61,6 @@ void hark_attn64_pack_values(float *vp, const float *v, int ldv, int nk)
 #ifdef HARK_ATTN64_X86
 #define AVX512 __attribute__((target("avx512f,avx512vl,fma")))
 #define TILE static inline __attribute__((always_inline))
-/* tile(args..., R) with R the constant 1..6 that equals rows: the tiles take their
- * row count as a constant, so that their accumulators are registers. */
-#define BY_ROWS(rows, tile, ...)                                                        \
-    switch (rows) {                                                                      \
-    case 6: tile(__VA_ARGS__, 6); break;                                                 \
-    case 5: tile(__VA_ARGS__, 5); break;                                                 \
-    case 4: tile(__VA_ARGS__, 4); break;                                                 \
-    case 3: tile(__VA_ARGS__, 3); break;                                                 \
-    case 2: tile(__VA_ARGS__, 2); break;                                                 \
-    default: tile(__VA_ARGS__, 1); break;                                                \
-    }
 
 /* The tiles' one step: acc[r][0..63] += x[r * ldx] * w[0..63] for each row. */
 AVX512 TILE void tile_step(__m512 acc[][4], const float *x, int ldx, const float *w, const int rows)
@@ -122,13 +111,13 @@ AVX512 TILE void mix_tile(float *out, int ldo, const float *p, int ldp, const fl
 AVX512 static void scores_rows(float *s, int lds, const float *q, int ldq, const float *block,
                                float scale, int rows)
 {
-    BY_ROWS(rows, scores_tile, s, lds, q, ldq, block, scale)
+    HARK_BY_ROWS_6(rows, scores_tile, s, lds, q, ldq, block, scale)
 }
 
 AVX512 static void mix_rows(float *out, int ldo, const float *p, int ldp, const float *vp, int nk,
                             int rows)
 {
-    BY_ROWS(rows, mix_tile, out, ldo, p, ldp, vp, nk)
+    HARK_BY_ROWS_6(rows, mix_tile, out, ldo, p, ldp, vp, nk)
 }
 
 /* Key blocks outside, query tiles inside: a block of transposed keys (16 KB)
@@ -200,14 +189,14 @@ AVX2 static void scores2_rows(float *s, int lds, const float *q, int ldq, const 
                               float scale, int rows)
 {
     for (int c = 0; c < HEAD; c += COLS2)
-        BY_ROWS(rows, scores2_tile, s + c, lds, q, ldq, block + c, scale)
+        HARK_BY_ROWS_6(rows, scores2_tile, s + c, lds, q, ldq, block + c, scale)
 }
 
 AVX2 static void mix2_rows(float *out, int ldo, const float *p, int ldp, const float *vp, int nk,
                            int rows)
 {
     for (int c = 0; c < HEAD; c += COLS2)
-        BY_ROWS(rows, mix2_tile, out + c, ldo, p, ldp, vp + c, nk)
+        HARK_BY_ROWS_6(rows, mix2_tile, out + c, ldo, p, ldp, vp + c, nk)
 }
 
 AVX2 static void scores_avx2(float *s, const float *q, int ldq, int nq, const float *kt, int nk,

@@ -90,26 +90,11 @@ AVX512 TILE void gemm_tile(float *y, int ldy, const float *x, int ldx, const flo
     }
 }
 
-#define BY_ROWS(rows, ...)                                                                       \
-    switch (rows) {                                                                               \
-    case 12: gemm_tile(__VA_ARGS__, 12); break;                                                   \
-    case 11: gemm_tile(__VA_ARGS__, 11); break;                                                   \
-    case 10: gemm_tile(__VA_ARGS__, 10); break;                                                   \
-    case 9: gemm_tile(__VA_ARGS__, 9); break;                                                     \
-    case 8: gemm_tile(__VA_ARGS__, 8); break;                                                     \
-    case 7: gemm_tile(__VA_ARGS__, 7); break;                                                     \
-    case 6: gemm_tile(__VA_ARGS__, 6); break;                                                     \
-    case 5: gemm_tile(__VA_ARGS__, 5); break;                                                     \
-    case 4: gemm_tile(__VA_ARGS__, 4); break;                                                     \
-    case 3: gemm_tile(__VA_ARGS__, 3); break;                                                     \
-    case 2: gemm_tile(__VA_ARGS__, 2); break;                                                     \
-    default: gemm_tile(__VA_ARGS__, 1); break;                                                    \
-    }
 
 AVX512 static void gemm_rows(float *y, int ldy, const float *x, int ldx, const float *panel,
                              int kc, __mmask16 m0, __mmask16 m1, int accumulate, int rows)
 {
-    BY_ROWS(rows, y, ldy, x, ldx, panel, kc, m0, m1, accumulate)
+    HARK_BY_ROWS_12(rows, gemm_tile, y, ldy, x, ldx, panel, kc, m0, m1, accumulate)
 }
 
 /* Chunks of MC rows (their slice of x, 192 KB, stays in L2), slices of KC

@@ -38,6 +38,29 @@ void hark_kernels_force_portable(int on);
  * CPU runs it; returns -1 otherwise. */
 int hark_kernels_select(const char *name);
 
+/* TILE(args..., R) with R the compile-time constant 1..6 (or 1..12) equal to
+ * rows: register tiles take their row count as a constant, so that their
+ * accumulators stay in registers (attn64.c, gemm512.c). */
+#define HARK_ROWS_CASES_6(tile, ...)                                                     \
+    case 6: tile(__VA_ARGS__, 6); break;                                                 \
+    case 5: tile(__VA_ARGS__, 5); break;                                                 \
+    case 4: tile(__VA_ARGS__, 4); break;                                                 \
+    case 3: tile(__VA_ARGS__, 3); break;                                                 \
+    case 2: tile(__VA_ARGS__, 2); break;                                                 \
+    default: tile(__VA_ARGS__, 1); break;
+#define HARK_BY_ROWS_6(rows, tile, ...)                                                  \
+    switch (rows) { HARK_ROWS_CASES_6(tile, __VA_ARGS__) }
+#define HARK_BY_ROWS_12(rows, tile, ...)                                                 \
+    switch (rows) {                                                                      \
+    case 12: tile(__VA_ARGS__, 12); break;                                               \
+    case 11: tile(__VA_ARGS__, 11); break;                                               \
+    case 10: tile(__VA_ARGS__, 10); break;                                               \
+    case 9: tile(__VA_ARGS__, 9); break;                                                 \
+    case 8: tile(__VA_ARGS__, 8); break;                                                 \
+    case 7: tile(__VA_ARGS__, 7); break;                                                 \
+    HARK_ROWS_CASES_6(tile, __VA_ARGS__)                                                 \
+    }
+
 /* Attention of one head of width 64 in register tiles (attn64.c): available
  * when the AVX-512 or the AVX2 kernel set is the one in use.  Keys are padded to
  * hark_attn64_keys(nk) (a multiple of 64); score rows have that stride. */

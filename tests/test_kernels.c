@@ -52,6 +52,24 @@ static void test_matvec(hark_dtype t)
     CHECK(worst < 1e-5, "matvec %s error %g", hark_dtype_name(t), worst);
 }
 
+/* Weights [rows][cols] of random values in type t (cols a multiple of 32 for
+ * the block types); *wf gets them widened back to f32. */
+static void *random_weights(hark_dtype t, int rows, int cols, float **wf)
+{
+    size_t row_bytes = hark_row_bytes(t, (size_t)cols);
+    char *w = malloc(row_bytes * rows);
+    float *row = malloc(sizeof(float) * cols);
+    *wf = malloc(sizeof(float) * rows * cols);
+    for (int r = 0; r < rows; r++) {
+        for (int c = 0; c < cols; c++)
+            row[c] = frand();
+        hark_quantize_row(w + r * row_bytes, row, t, (size_t)cols);
+    }
+    hark_to_f32(*wf, w, t, (size_t)rows * cols);
+    free(row);
+    return w;
+}
+
 static void test_matvec_quant(void)
 {
     const hark_dtype types[] = {HARK_Q8_0, HARK_Q4_0, HARK_Q4_1, HARK_Q5_0, HARK_Q5_1};
@@ -61,14 +79,9 @@ static void test_matvec_quant(void)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             for (int m = 1; m <= HARK_MAX_BATCH; m++) { /* each count is its own kernel */
                 int rows = shapes[s][0], cols = shapes[s][1];
-                size_t rb = hark_row_bytes(types[k], (size_t)cols);
-                float *wf = malloc(sizeof(float) * rows * cols), *x = malloc(sizeof(float) * m * cols);
+                float *wf, *x = malloc(sizeof(float) * m * cols);
                 float *fast = malloc(sizeof(float) * m * rows), *slow = malloc(sizeof(float) * m * rows);
-                unsigned char *w = malloc(rb * rows);
-                for (int i = 0; i < rows * cols; i++)
-                    wf[i] = frand();
-                for (int r = 0; r < rows; r++)
-                    hark_quantize_row(w + r * rb, wf + (size_t)r * cols, types[k], (size_t)cols);
+                void *w = random_weights(types[k], rows, cols, &wf);
                 for (int i = 0; i < m * cols; i++)
                     x[i] = frand();
                 hark_matvec_q(fast, x, m, w, types[k], rows, cols, 0, rows);
@@ -264,24 +277,6 @@ static void test_attention(void)
     printf("attention (%s, register tiles: %s): max relative error %.2g\n", hark_kernels_name(),
            hark_attn64_available() ? "yes" : "no", worst);
     CHECK(worst < 1e-5, "attention error %g", worst);
-}
-
-/* Weights [rows][cols] of random values in type t (cols a multiple of 32 for
- * the block types); *wf gets them widened back to f32. */
-static void *random_weights(hark_dtype t, int rows, int cols, float **wf)
-{
-    size_t row_bytes = hark_row_bytes(t, (size_t)cols);
-    char *w = malloc(row_bytes * rows);
-    float *row = malloc(sizeof(float) * cols);
-    *wf = malloc(sizeof(float) * rows * cols);
-    for (int r = 0; r < rows; r++) {
-        for (int c = 0; c < cols; c++)
-            row[c] = frand();
-        hark_quantize_row(w + r * row_bytes, row, t, (size_t)cols);
-    }
-    hark_to_f32(*wf, w, t, (size_t)rows * cols);
-    free(row);
-    return w;
 }
 
 /* The AVX-512 register tiles (packed from every stored type, tails in rows,
