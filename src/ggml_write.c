@@ -84,15 +84,7 @@ static void tensor(writer *w, const char *name, const int64_t *shape, int ndim, 
     size_t in_row = hark_row_bytes(stype, cols), out_row = hark_row_bytes(out, cols);
     for (size_t r = 0; row && packed && r < rows; r++) {
         hark_to_f32(row, (const char *)src + r * in_row, stype, cols);
-        if (out == HARK_F32)
-            memcpy(packed, row, out_row);
-        else if (out == HARK_F16)
-            for (size_t c = 0; c < cols; c++) {
-                uint16_t h = hark_f32_to_f16(row[c]);
-                memcpy((char *)packed + 2 * c, &h, 2);
-            }
-        else
-            hark_quantize_row(packed, row, out, cols);
+        hark_quantize_row(packed, row, out, cols);
         put_bytes(w, packed, out_row);
     }
     w->failed |= !row || !packed;

@@ -49,6 +49,7 @@ size_t hark_row_bytes(hark_dtype t, size_t n);
 size_t hark_block_bytes(hark_dtype t);   /* 0 for non-block types */
 int hark_dtype_is_quantized(hark_dtype t);
 void hark_dequantize(float *y, const void *src, hark_dtype t, size_t n);
+/* n values as type t (n a multiple of 32 for block types; floats round to nearest even). */
 void hark_quantize_row(void *dst, const float *x, hark_dtype t, size_t n);
 const char *hark_dtype_name(hark_dtype t);
 

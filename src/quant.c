@@ -138,10 +138,37 @@ static void quant_affine(uint8_t *b, const float *x, int five)
         memcpy(b + 4, &qh, 4);
 }
 
+/* f32 -> bf16, round to nearest even (NaN stays NaN). */
+static uint16_t f32_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffff) > 0x7f800000)
+        return (uint16_t)((x >> 16) | 0x40);
+    return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+/* The float types element by element; n any count. */
+static void store_floats(void *dst, const float *x, hark_dtype t, size_t n)
+{
+    if (t == HARK_F32) {
+        memcpy(dst, x, n * sizeof(float));
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h = t == HARK_F16 ? hark_f32_to_f16(x[i]) : f32_to_bf16(x[i]);
+        memcpy((uint8_t *)dst + 2 * i, &h, 2);
+    }
+}
+
 void hark_quantize_row(void *dst, const float *x, hark_dtype t, size_t n)
 {
     uint8_t *b = dst;
     size_t bytes = hark_block_bytes(t);
+    if (!bytes) {
+        store_floats(dst, x, t, n);
+        return;
+    }
     for (size_t i = 0; i < n / QK; i++, b += bytes, x += QK) {
         if (t == HARK_Q8_0)
             quant_q8_0(b, x);

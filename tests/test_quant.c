@@ -52,6 +52,32 @@ static void test_blocks(void)
           "q8_0 values %d %d", (int8_t)packed[33], (int8_t)packed[12]);
 }
 
+/* The float types through the same entry: exact where representable, ties to
+ * even, and every value back within half a unit of the last place. */
+static void test_float_rows(void)
+{
+    /* 1 + 2^-11 is halfway between f16 neighbours 1 and 1 + 2^-10: stays 1;
+     * 1 + 3 * 2^-11 is halfway up from an odd mantissa: goes to 1 + 2^-9 */
+    const float x[6] = {1.0f, -2.5f, 1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 1.0f + 0x1p-8f, 0.1f};
+    const float f16[6] = {1.0f, -2.5f, 1.0f, 1.0f + 0x1p-9f, 1.0f + 0x1p-8f, 0.0999755859375f};
+    const float bf16[6] = {1.0f, -2.5f, 1.0f, 1.0f, 1.0f, 0.10009765625f};
+    float y[6];
+    uint8_t packed[6 * 4];
+    hark_quantize_row(packed, x, HARK_F32, 6);
+    hark_to_f32(y, packed, HARK_F32, 6);
+    CHECK(memcmp(x, y, sizeof x) == 0, "f32 rows are copied");
+    hark_quantize_row(packed, x, HARK_F16, 6);
+    hark_to_f32(y, packed, HARK_F16, 6);
+    CHECK(memcmp(y, f16, sizeof y) == 0, "f16 rows: %.9g %.9g %.9g", y[2], y[3], y[5]);
+    hark_quantize_row(packed, x, HARK_BF16, 6);
+    hark_to_f32(y, packed, HARK_BF16, 6);
+    CHECK(memcmp(y, bf16, sizeof y) == 0, "bf16 rows: %.9g %.9g %.9g", y[3], y[4], y[5]);
+    const float nan = NAN;
+    hark_quantize_row(packed, &nan, HARK_BF16, 1);
+    hark_to_f32(y, packed, HARK_BF16, 1);
+    CHECK(isnan(y[0]), "bf16 keeps NaN");
+}
+
 /* Greedy tokens of the clip under a model, flattened. */
 static int clip_tokens(hark_model *m, int *out, int cap)
 {
@@ -109,6 +135,7 @@ static void test_writer(void)
 
 int main(void)
 {
+    test_float_rows();
     test_blocks();
     test_writer();
     return check_summary("quant");
