@@ -18,6 +18,13 @@ void hark_matvec16(float *y, const float *x, int m, const void *w, hark_dtype t,
 /* The same for block-quantised W (cols a multiple of 32). */
 void hark_matvec_q(float *y, const float *x, int m, const void *w, hark_dtype t, int rows,
                    int cols, int r0, int r1);
+/* Activations x[m][cols] quantised to q8_0 blocks as ggml does (q8dot.c):
+ * qs[m][cols] bytes, and each block's scale repeated in eight floats,
+ * d8[m][cols / 4]. */
+void hark_q8_quantize(int8_t *qs, float *d8, const float *x, int m, int cols);
+/* y[j][r] = W[r] . x[j] for q8_0 W, in integers per block (cols a multiple of 32). */
+void hark_matvec_q8(float *y, const int8_t *xq, const float *d8, int m, const void *w, int rows,
+                    int cols, int r0, int r1);
 void hark_softmax_row(float *x, int n);
 void hark_gelu_fast(float *x, size_t n);
 /* y[j][c] = sum_r x[j][r] W[r][c] for m <= HARK_MAX_BATCH vectors x[m][rows], W f16

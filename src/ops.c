@@ -32,6 +32,8 @@ typedef struct linear_job {
     int chunk;    /* weight rows per task (stored-type kernels) or per block (grid) */
     int n_blocks; /* weight blocks per activation tile (grid) */
     int m_tile;   /* activation rows per tile (grid) */
+    const int8_t *xq; /* q8_0 weights: x quantised (hark_q8_quantize) */
+    const float *d8;
 } linear_job;
 
 static int ceil_div(int a, int b)
@@ -131,9 +133,34 @@ static void stored_type_slice(void *arg, int i)
     if (w->type == HARK_F16 || w->type == HARK_BF16)
         /* bandwidth-bound: each stored weight is read once for all m vectors */
         hark_matvec16(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
+    else if (j->xq)
+        hark_matvec_q8(j->y, j->xq, j->d8, j->m, w->data, w->rows, w->cols, r0, r1);
     else
         hark_matvec_q(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
     add_bias(j, 0, j->m, r0, r1);
+}
+
+/* m <= HARK_MAX_BATCH vectors by the stored-type kernels, a few tasks per
+ * thread for balance; q8_0 weights meet the vectors quantised once to q8_0
+ * (what whisper.cpp does too), or as f32 when there is no memory for that. */
+static void stored_type_products(linear_job *job, size_t work)
+{
+    const hark_weight *w = job->w;
+    int threads = hark_pool_threads(), tasks = threads > 1 ? threads * 4 : 1;
+    int8_t *xq = NULL;
+    float *d8 = NULL;
+    if (w->type == HARK_Q8_0) {
+        xq = malloc((size_t)job->m * w->cols);
+        d8 = malloc(sizeof(float) * (size_t)job->m * w->cols / 4);
+        if (xq && d8) {
+            hark_q8_quantize(xq, d8, job->x, job->m, w->cols);
+            job->xq = xq, job->d8 = d8;
+        }
+    }
+    job->chunk = even_chunk(w->rows, tasks);
+    hark_parallel(ceil_div(w->rows, job->chunk), stored_type_slice, job, work);
+    free(xq);
+    free(d8);
 }
 
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
@@ -141,12 +168,9 @@ void hark_linear(float *y, const float *x, int m, const hark_weight *w, const fl
     if (m <= 0)
         return;
     size_t work = (size_t)m * w->rows * w->cols;
-    linear_job job = {y, x, m, w, b, 0, 0, 0};
+    linear_job job = {y, x, m, w, b, 0, 0, 0, NULL, NULL};
     if (w->type != HARK_F32 && m <= HARK_MAX_BATCH) {
-        /* a few tasks per thread for balance */
-        int threads = hark_pool_threads(), tasks = threads > 1 ? threads * 4 : 1;
-        job.chunk = even_chunk(w->rows, tasks);
-        hark_parallel(ceil_div(w->rows, job.chunk), stored_type_slice, &job, work);
+        stored_type_products(&job, work);
         return;
     }
     if (m >= MIN_PACKED_M && hark_gemm512_available()) {

@@ -97,6 +97,83 @@ static void test_matvec_quant(void)
     }
 }
 
+/* q8_0 weights times q8_0-quantised activations: the quantiser is the same
+ * bits on every kernel set; the integer products match an exact double sum of
+ * the same quantised values; and the result stays within the quantisation
+ * bound of the f32 product (half an activation step per weight). */
+static void q8_reference(double *exact, double *bound, const uint8_t *w, const float *wf,
+                         const int8_t *xq, const float *d8, int rows, int cols)
+{
+    size_t row_bytes = hark_row_bytes(HARK_Q8_0, (size_t)cols);
+    for (int r = 0; r < rows; r++) {
+        double sum = 0, b = 0;
+        for (int c = 0; c < cols; c += 32) {
+            const uint8_t *blk = w + r * row_bytes + c / 32 * 34;
+            uint16_t h;
+            memcpy(&h, blk, 2);
+            long isum = 0;
+            for (int k = 0; k < 32; k++) {
+                isum += (long)(int8_t)blk[2 + k] * xq[c + k];
+                b += fabs(wf[(size_t)r * cols + c + k]) * d8[c / 4] / 2;
+            }
+            sum += (double)hark_f16_to_f32(h) * d8[c / 4] * (double)isum;
+        }
+        exact[r] = sum;
+        bound[r] = b;
+    }
+}
+
+static void test_matvec_q8(void)
+{
+    const int shapes[][2] = {{1, 32}, {5, 64}, {33, 96}, {7, 384}, {70, 1536}};
+    double worst_fast = 0, worst_exact = 0, worst_bound = 0;
+    int same_quant = 1;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int m = 1; m <= HARK_MAX_BATCH; m++) {
+            int rows = shapes[s][0], cols = shapes[s][1];
+            float *wf, *x = malloc(sizeof(float) * m * cols), *d8 = malloc(sizeof(float) * m * cols / 4);
+            float *d8p = malloc(sizeof(float) * m * cols / 4), *fast = malloc(sizeof(float) * m * rows);
+            float *slow = malloc(sizeof(float) * m * rows), *f32 = malloc(sizeof(float) * m * rows);
+            int8_t *xq = malloc((size_t)m * cols), *xqp = malloc((size_t)m * cols);
+            double *exact = malloc(sizeof(double) * rows), *bound = malloc(sizeof(double) * rows);
+            uint8_t *w = random_weights(HARK_Q8_0, rows, cols, &wf);
+            if (s == 2) /* -128, which ggml's quantiser never writes but a file may hold */
+                w[2 + 5] = 0x80, wf[5] = -128 * hark_f16_to_f32((uint16_t)(w[0] | w[1] << 8));
+            for (int i = 0; i < m * cols; i++)
+                x[i] = frand() * (i % 7 == 0 ? 3.0f : 1.0f);
+            hark_q8_quantize(xq, d8, x, m, cols);
+            hark_matvec_q8(fast, xq, d8, m, w, rows, cols, 0, rows);
+            hark_kernels_force_portable(1);
+            hark_q8_quantize(xqp, d8p, x, m, cols);
+            hark_matvec_q8(slow, xq, d8, m, w, rows, cols, 0, rows);
+            hark_matvec_q(f32, x, m, w, HARK_Q8_0, rows, cols, 0, rows);
+            hark_kernels_force_portable(0);
+            same_quant &= memcmp(xq, xqp, (size_t)m * cols) == 0 &&
+                          memcmp(d8, d8p, sizeof(float) * m * cols / 4) == 0;
+            worst_fast = fmax(worst_fast, rel_err(fast, slow, (size_t)m * rows));
+            for (int j = 0; j < m; j++) {
+                q8_reference(exact, bound, w, wf, xq + j * cols, d8 + j * cols / 4, rows, cols);
+                double scale = 1e-6, err = 0;
+                for (int r = 0; r < rows; r++) {
+                    double got = slow[j * rows + r];
+                    scale = fmax(scale, fabs(exact[r]));
+                    err = fmax(err, fabs(got - exact[r]));
+                    worst_bound = fmax(worst_bound, fabs(got - f32[j * rows + r]) / (bound[r] + 1e-6));
+                }
+                worst_exact = fmax(worst_exact, err / scale);
+            }
+            free(wf), free(x), free(d8), free(d8p), free(fast), free(slow), free(f32);
+            free(xq), free(xqp), free(exact), free(bound), free(w);
+        }
+    printf("matvec q8_0 x q8_0 (%s): max relative error %.2g against portable, %.2g against "
+           "exact sums; error against f32 activations at most %.2f of the quantisation bound\n",
+           hark_kernels_name(), worst_fast, worst_exact, worst_bound);
+    CHECK(same_quant, "%s: activation quantisation differs from the portable one", hark_kernels_name());
+    CHECK(worst_fast < 1e-5, "q8 matvec error %g against portable", worst_fast);
+    CHECK(worst_exact < 1e-5, "q8 matvec error %g against exact sums", worst_exact);
+    CHECK(worst_bound <= 1.0, "q8 matvec outside the quantisation bound (%.2f)", worst_bound);
+}
+
 static void test_widen(void)
 {
     uint16_t all[65536];
@@ -341,6 +418,7 @@ int main(void)
         test_matvec(HARK_F16);
         test_matvec(HARK_BF16);
         test_matvec_quant();
+        test_matvec_q8();
         test_softmax_gelu();
         test_rows();
         test_vecmat();

@@ -1,0 +1,282 @@
+/* q8_0 weights times activations quantised to q8_0, in integers, as ggml's
+ * vec_dot_q8_0_q8_0 does (and so whisper.cpp for q8_0 models).  The float
+ * path (kernels.c) widens every weight to f32 and multiplies it by its
+ * block's scale: on one AMD EPYC core 28 G weights/s for one vector and 44
+ * for five (beam search), so decoding a q8_0 model was bound by arithmetic,
+ * not memory.  Here each block is one integer dot product of 32 byte pairs
+ * (AVX-512 VNNI's dpbusd, or maddubs + madd) scaled once: 43 and 69 G/s.
+ * The price is the activations' rounding, half a step of max|x| / 127 per
+ * block, about as large as the weights' own.
+ *
+ * The products are exact integers, so the portable, AVX2 and AVX-512 paths
+ * differ only in the order of the float sums over blocks.  dpbusd and maddubs
+ * multiply unsigned by signed bytes: the weight's magnitude (-128 becomes 128,
+ * which fits) by the activation carrying the weight's sign (activations are in
+ * [-127, 127], so negating them cannot overflow); a pair of products is at most
+ * 2 * 128 * 127, inside maddubs's 16-bit sums. */
+#include "kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define Q8_X86 1
+#endif
+
+enum { QK = 32, Q8_BLOCK = 34 };
+
+/* One block of activations: d = max |x| / 127, q = x / d rounded to nearest
+ * even (the rounding the vector paths' conversions do; the scale stays f32). */
+static float quantize_block_c(int8_t *q, const float *x)
+{
+    float amax = 0;
+    for (int k = 0; k < QK; k++)
+        amax = fmaxf(amax, fabsf(x[k]));
+    float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+    for (int k = 0; k < QK; k++)
+        q[k] = (int8_t)lrintf(x[k] * id);
+    return d;
+}
+
+static float block_scale(const uint8_t *b)
+{
+    uint16_t h;
+    memcpy(&h, b, 2);
+    return hark_f16_to_f32(h);
+}
+
+static void matvec_q8_c(float *y, const int8_t *xq, const float *d8, int m, const uint8_t *w,
+                        int rows, int cols, int r0, int r1)
+{
+    size_t row_bytes = (size_t)cols / QK * Q8_BLOCK;
+    for (int r = r0; r < r1; r++)
+        for (int j = 0; j < m; j++) {
+            const uint8_t *b = w + (size_t)r * row_bytes;
+            const int8_t *x = xq + (size_t)j * cols;
+            float acc = 0;
+            for (int c = 0; c < cols; c += QK, b += Q8_BLOCK) {
+                int32_t sum = 0;
+                for (int k = 0; k < QK; k++)
+                    sum += (int32_t)(int8_t)b[2 + k] * x[c + k];
+                acc += block_scale(b) * d8[((size_t)j * cols + c) / 4] * (float)sum;
+            }
+            y[(size_t)j * rows + r] = acc;
+        }
+}
+
+#ifdef Q8_X86
+#define INLINE static inline __attribute__((always_inline))
+
+/* ------------------------------------------------------------ AVX2 */
+#define AVX2 __attribute__((target("avx2,f16c,fma")))
+
+AVX2 INLINE __m256 block_dot_avx2(const uint8_t *b, const int8_t *x, const float *d8)
+{
+    __m256i w = _mm256_loadu_si256((const __m256i *)(b + 2));
+    __m256i xs = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x), w);
+    __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(w), xs);
+    __m256i sum = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+    uint16_t h;
+    memcpy(&h, b, 2);
+    __m256 scale = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(h)), _mm256_loadu_ps(d8));
+    return _mm256_mul_ps(scale, _mm256_cvtepi32_ps(sum));
+}
+
+AVX2 static float hsum8(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+AVX2 static void matvec_q8_avx2(float *y, const int8_t *xq, const float *d8, int m,
+                                const uint8_t *w, int rows, int cols, int r0, int r1)
+{
+    size_t row_bytes = (size_t)cols / QK * Q8_BLOCK;
+    for (int r = r0; r < r1; r++)
+        for (int j = 0; j < m; j++) {
+            const uint8_t *b = w + (size_t)r * row_bytes;
+            const int8_t *x = xq + (size_t)j * cols;
+            const float *d = d8 + (size_t)j * cols / 4;
+            __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+            int c = 0;
+            for (; c + 2 * QK <= cols; c += 2 * QK, b += 2 * Q8_BLOCK) {
+                a0 = _mm256_add_ps(a0, block_dot_avx2(b, x + c, d + c / 4));
+                a1 = _mm256_add_ps(a1, block_dot_avx2(b + Q8_BLOCK, x + c + QK, d + c / 4 + 8));
+            }
+            if (c < cols)
+                a0 = _mm256_add_ps(a0, block_dot_avx2(b, x + c, d + c / 4));
+            y[(size_t)j * rows + r] = hsum8(_mm256_add_ps(a0, a1));
+        }
+}
+
+/* ------------------------------------------------------------ AVX-512 */
+#define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,f16c,fma")))
+#define AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,f16c,fma")))
+
+/* Two blocks' weights in one vector: block 0 in the low half. */
+AVX512 INLINE __m512i pair_weights(const uint8_t *b)
+{
+    __m256i w0 = _mm256_loadu_si256((const __m256i *)(b + 2));
+    __m256i w1 = _mm256_loadu_si256((const __m256i *)(b + Q8_BLOCK + 2));
+    return _mm512_inserti64x4(_mm512_castsi256_si512(w0), w1, 1);
+}
+
+/* The two blocks' scales, each in eight lanes. */
+AVX512 INLINE __m512 pair_scales(const uint8_t *b)
+{
+    uint16_t h0, h1;
+    memcpy(&h0, b, 2);
+    memcpy(&h1, b + Q8_BLOCK, 2);
+    __m128 s = _mm_cvtph_ps(_mm_cvtsi32_si128((int)((uint32_t)h0 | (uint32_t)h1 << 16)));
+    const __m512i lanes = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_permutexvar_ps(lanes, _mm512_castps128_ps512(s));
+}
+
+/* Sums of four byte products a lane: |w| times x with w's sign. */
+#define PAIR_DOT(name, target, dot)                                                      \
+    target INLINE __m512i name(__m512i aw, __mmask64 neg, const int8_t *x)               \
+    {                                                                                    \
+        __m512i v = _mm512_loadu_si512((const void *)x);                                 \
+        __m512i xs = _mm512_mask_sub_epi8(v, neg, _mm512_setzero_si512(), v);             \
+        return dot;                                                                      \
+    }
+PAIR_DOT(pair_dot_bw, AVX512,
+         _mm512_madd_epi16(_mm512_maddubs_epi16(aw, xs), _mm512_set1_epi16(1)))
+PAIR_DOT(pair_dot_vnni, AVX512_VNNI, _mm512_dpbusd_epi32(_mm512_setzero_si512(), aw, xs))
+
+/* Rows r0..r1 for M (constant) vectors: each pair of weight blocks is read and
+ * prepared once for all of them.  cols a multiple of 64. */
+#define MATVEC_Q8_512(name, target, dot)                                                 \
+    target INLINE void name(float *y, const int8_t *xq, const float *d8, const int M,     \
+                            const uint8_t *w, int rows, int cols, int r0, int r1)        \
+    {                                                                                    \
+        size_t row_bytes = (size_t)cols / QK * Q8_BLOCK;                                 \
+        for (int r = r0; r < r1; r++) {                                                  \
+            const uint8_t *b = w + (size_t)r * row_bytes;                                \
+            __m512 acc[HARK_MAX_BATCH];                                                  \
+            _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) acc[j] = _mm512_setzero_ps(); \
+            for (int c = 0; c < cols; c += 2 * QK, b += 2 * Q8_BLOCK) {                  \
+                __m512i wv = pair_weights(b);                                            \
+                __m512i aw = _mm512_abs_epi8(wv);                                        \
+                __mmask64 neg = _mm512_movepi8_mask(wv);                                 \
+                __m512 dw = pair_scales(b);                                              \
+                _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) {                    \
+                    size_t at = (size_t)j * cols + c;                                    \
+                    __m512 s = _mm512_cvtepi32_ps(dot(aw, neg, xq + at));                \
+                    s = _mm512_mul_ps(s, _mm512_loadu_ps(d8 + at / 4));                  \
+                    acc[j] = _mm512_fmadd_ps(s, dw, acc[j]);                             \
+                }                                                                        \
+            }                                                                            \
+            _Pragma("GCC unroll 8") for (int j = 0; j < M; j++)                          \
+                y[(size_t)j * rows + r] = _mm512_reduce_add_ps(acc[j]);                  \
+        }                                                                                \
+    }
+MATVEC_Q8_512(matvec_q8m_bw, AVX512, pair_dot_bw)
+MATVEC_Q8_512(matvec_q8m_vnni, AVX512_VNNI, pair_dot_vnni)
+
+#define WITH_M(m, CALL)                                                                  \
+    switch (m) {                                                                         \
+    case 1: CALL(1); break;                                                              \
+    case 2: CALL(2); break;                                                              \
+    case 3: CALL(3); break;                                                              \
+    case 4: CALL(4); break;                                                              \
+    case 5: CALL(5); break;                                                              \
+    case 6: CALL(6); break;                                                              \
+    case 7: CALL(7); break;                                                              \
+    default: CALL(8); break;                                                             \
+    }
+
+AVX512 static void matvec_q8_bw(float *y, const int8_t *xq, const float *d8, int m,
+                                const uint8_t *w, int rows, int cols, int r0, int r1)
+{
+#define BW(M) matvec_q8m_bw(y, xq, d8, M, w, rows, cols, r0, r1)
+    WITH_M(m, BW)
+#undef BW
+}
+
+AVX512_VNNI static void matvec_q8_vnni(float *y, const int8_t *xq, const float *d8, int m,
+                                       const uint8_t *w, int rows, int cols, int r0, int r1)
+{
+#define VNNI(M) matvec_q8m_vnni(y, xq, d8, M, w, rows, cols, r0, r1)
+    WITH_M(m, VNNI)
+#undef VNNI
+}
+#endif
+
+#ifdef Q8_X86
+AVX512 static float quantize_block_avx512(int8_t *q, const float *x)
+{
+    __m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
+    float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
+    float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+    __m512 s = _mm512_set1_ps(id);
+    _mm_storeu_si128((__m128i *)q, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(v0, s))));
+    _mm_storeu_si128((__m128i *)(q + 16),
+                     _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(v1, s))));
+    return d;
+}
+
+AVX2 static float quantize_block_avx2(int8_t *q, const float *x)
+{
+    __m256 v[4], amax = _mm256_setzero_ps();
+    for (int k = 0; k < 4; k++) {
+        v[k] = _mm256_loadu_ps(x + 8 * k);
+        amax = _mm256_max_ps(amax, _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v[k]));
+    }
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    float d = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4))) / 127.0f;
+    __m256 s = _mm256_set1_ps(d != 0 ? 1.0f / d : 0.0f);
+    __m256i i[4];
+    for (int k = 0; k < 4; k++)
+        i[k] = _mm256_cvtps_epi32(_mm256_mul_ps(v[k], s));
+    /* the packs work per 128-bit lane: the permute puts the bytes back in order */
+    __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(i[0], i[1]), _mm256_packs_epi32(i[2], i[3]));
+    bytes = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256((__m256i *)q, bytes);
+    return d;
+}
+#endif
+
+void hark_q8_quantize(int8_t *qs, float *d8, const float *x, int m, int cols)
+{
+#ifdef Q8_X86
+    const char *set = hark_kernels_name();
+    int wide = strcmp(set, "AVX-512") == 0, avx2 = !wide && strcmp(set, "portable C") != 0;
+#endif
+    for (size_t at = 0; at < (size_t)m * cols; at += QK) {
+        float d;
+#ifdef Q8_X86
+        if (wide)
+            d = quantize_block_avx512(qs + at, x + at);
+        else if (avx2)
+            d = quantize_block_avx2(qs + at, x + at);
+        else
+#endif
+            d = quantize_block_c(qs + at, x + at);
+        for (int k = 0; k < 8; k++)
+            d8[at / 4 + k] = d;
+    }
+}
+
+void hark_matvec_q8(float *y, const int8_t *xq, const float *d8, int m, const void *w, int rows,
+                    int cols, int r0, int r1)
+{
+#ifdef Q8_X86
+    const char *set = hark_kernels_name();
+    if (strcmp(set, "AVX-512") == 0 && cols % (2 * QK) == 0) {
+        if (__builtin_cpu_supports("avx512vnni")) /* cpu_init ran in kernel selection */
+            matvec_q8_vnni(y, xq, d8, m, w, rows, cols, r0, r1);
+        else
+            matvec_q8_bw(y, xq, d8, m, w, rows, cols, r0, r1);
+        return;
+    }
+    if (strcmp(set, "portable C") != 0) { /* AVX2, or AVX-512 with an odd block count */
+        matvec_q8_avx2(y, xq, d8, m, w, rows, cols, r0, r1);
+        return;
+    }
+#endif
+    matvec_q8_c(y, xq, d8, m, w, rows, cols, r0, r1);
+}
