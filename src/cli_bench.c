@@ -58,8 +58,8 @@ typedef struct bench_result {
     double encoder_ms, decode_ms_per_token, batch5_ms_per_token, prompt_ms_per_token;
     int decode_steps, batch_steps, prompt_tokens;
     double model_load_ms, load_ms, peak_rss_mb;
-    double encoder_gflop, decode_weight_mb;
-    double sgemm_gflops, bandwidth_gbs, encoder_peak_pct, decode_bandwidth_pct;
+    double encoder_gflop, decode_weight_mb, decode_read_mb;
+    double sgemm_gflops, bandwidth_gbs, encoder_peak_pct, decode_bandwidth_pct, decode_read_pct;
     double openblas_gflops, tiles_gflops; /* the sgemm rate is the higher of these */
     const char *weight_type;
 } bench_result;
@@ -132,6 +132,13 @@ static double decode_weight_bytes(const hark_model *m)
                weight_bytes(&b->fc1) + weight_bytes(&b->fc2);
     }
     return sum;
+}
+
+/* What a decoding step reads besides the weights: every layer's cross-attention
+ * keys and values over the whole window (for base.en a quarter of the bytes). */
+static double cross_kv_bytes(const hark_model *m, const hark_cross *c)
+{
+    return 2.0 * m->hp.n_text_layer * m->hp.n_audio_ctx * m->hp.n_text_state * (c->k16 ? 2 : 4);
 }
 
 /* ------------------------------------------------------------ model stages */
@@ -421,6 +428,7 @@ static int measure_model(const bench_options *o, bench_result *r)
     r->peak_rss_mb = peak_rss_mb();
     r->encoder_gflop = encoder_flops(&m->hp) / 1e9;
     r->decode_weight_mb = decode_weight_bytes(m) / 1e6;
+    r->decode_read_mb = r->decode_weight_mb + cross_kv_bytes(m, &s.cross) / 1e6;
     r->weight_type = hark_dtype_name(m->dec[0].fc1.type);
     state_free(&s);
     hark_model_free(m);
@@ -436,9 +444,10 @@ static void measure_machine(const bench_options *o, bench_result *r)
     r->sgemm_gflops = r->openblas_gflops > r->tiles_gflops ? r->openblas_gflops : r->tiles_gflops;
     r->bandwidth_gbs = probe_bandwidth_gbs(o->quick ? 8 : 512, o->cli.params.n_threads);
     double encoder_gflops = r->encoder_gflop / (r->encoder_ms / 1e3);
-    double decode_gbs = r->decode_weight_mb / 1e3 / (r->decode_ms_per_token / 1e3);
+    double per_s = 1e3 / r->decode_ms_per_token, bw = r->bandwidth_gbs * 1e3; /* MB/s */
     r->encoder_peak_pct = r->sgemm_gflops > 0 ? 100 * encoder_gflops / r->sgemm_gflops : 0;
-    r->decode_bandwidth_pct = r->bandwidth_gbs > 0 ? 100 * decode_gbs / r->bandwidth_gbs : 0;
+    r->decode_bandwidth_pct = bw > 0 ? 100 * r->decode_weight_mb * per_s / bw : 0;
+    r->decode_read_pct = bw > 0 ? 100 * r->decode_read_mb * per_s / bw : 0;
 }
 
 /* ------------------------------------------------------------ output */
@@ -491,6 +500,8 @@ static void print_model_json(const bench_options *o, const bench_result *r)
     add_number(j, "decode_weight_mb", r->decode_weight_mb);
     add_number(j, "encoder_peak_pct", r->encoder_peak_pct);
     add_number(j, "decode_bandwidth_pct", r->decode_bandwidth_pct);
+    add_number(j, "decode_read_mb", r->decode_read_mb);
+    add_number(j, "decode_read_pct", r->decode_read_pct);
     print_json(j);
 }
 
@@ -531,6 +542,9 @@ static void print_model_table(const bench_options *o, const bench_result *r)
     snprintf(note, sizeof note, "of the bandwidth, for %.3g MB of weights per token",
              r->decode_weight_mb);
     row("decode bandwidth", r->decode_bandwidth_pct, "%", note);
+    snprintf(note, sizeof note, "the same for all %.3g MB read: weights and cross-attention K/V",
+             r->decode_read_mb);
+    row("decode reads", r->decode_read_pct, "%", note);
 }
 
 static int bench_model(const bench_options *o)

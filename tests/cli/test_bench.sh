@@ -8,7 +8,7 @@ M=tests/data/tiny-random/hf-f32
 CLIP=tests/data/clip.wav
 export HARK_BENCH_QUICK=1
 KEYS="encoder_ms decode_ms_per_token batch5_ms_per_token prompt_ms_per_token sgemm_gflops
-      bandwidth_gbs encoder_peak_pct decode_bandwidth_pct load_ms peak_rss_mb"
+      bandwidth_gbs encoder_peak_pct decode_bandwidth_pct decode_read_pct load_ms peak_rss_mb"
 
 # json_number FILE KEY: the number after "KEY": in one-line JSON, or nothing.
 json_number() { grep -oE "\"$2\":-?[0-9][0-9.eE+-]*" "$1" | head -n 1 | cut -d: -f2; }
@@ -26,6 +26,14 @@ if command -v jq >/dev/null; then
     jq -e '.threads == 1 and .reps == 1 and (.weight_type | type == "string")' $TMP/json >/dev/null \
         && ok || bad "JSON is not the object expected: $(cat $TMP/json)"
 fi
+
+# All a step reads: the weights and, for this f32 model, its cross-attention K/V in
+# f32: 2 (K, V) x 2 layers x 100 frames x 64 channels x 4 bytes = 0.1024 MB.
+wm=$(json_number $TMP/json decode_weight_mb) rm=$(json_number $TMP/json decode_read_mb)
+wp=$(json_number $TMP/json decode_bandwidth_pct) rp=$(json_number $TMP/json decode_read_pct)
+if awk -v w="$wm" -v r="$rm" -v a="$wp" -v b="$rp" 'BEGIN { d = r - w - 0.1024
+    exit !(d < 1e-3 && d > -1e-3 && w > 0 && (b / a - r / w) ^ 2 < 1e-4) }'; then ok; else
+    bad "decode reads [$rm MB, $rp %] are not the weights [$wm MB, $wp %] plus 0.1024 MB of K/V"; fi
 
 # The sgemm rate the percentages use is the faster of OpenBLAS and hark's
 # AVX-512 tiles; the tiles are measured wherever the AVX-512 kernels run.
@@ -56,7 +64,8 @@ expect_eq "a core the user names is kept" "$(grep -oE '"blas_core":"[^"]*"' $TMP
 
 "$HARK" bench -m $M -t 1 --reps 1 >$TMP/table 2>$TMP/err
 expect_eq "bench table exit" $? 0
-for r in encoder decode 5-batch prompt load "peak RSS" sgemm bandwidth "encoder peak" "decode bandwidth"; do
+for r in encoder decode 5-batch prompt load "peak RSS" sgemm bandwidth "encoder peak" "decode bandwidth" \
+    "decode reads"; do
     expect_eq "table row $r" "$(grep -cE "^  $r +[0-9]+\.[0-9]+ " $TMP/table)" 1
 done
 expect_eq "table row sgemm tiles" "$(grep -cE "^  sgemm tiles +[0-9]+\.[0-9]+ " $TMP/table)" \
