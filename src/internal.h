@@ -250,7 +250,6 @@ typedef struct hark_cross {
      * (whisper.cpp keeps its cross K/V in f16 too) */
     uint16_t *k16, *v16;
     float *staging;            /* [n_audio_ctx][d]: one projection before packing */
-    uint16_t *staging16;       /* the same, narrowed to f16 */
     long computations;         /* how often they were projected (tests) */
 } hark_cross;
 
