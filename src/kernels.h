@@ -18,9 +18,9 @@ void hark_matvec16(float *y, const float *x, int m, const void *w, hark_dtype t,
 /* The same for block-quantised W (cols a multiple of 32). */
 void hark_matvec_q(float *y, const float *x, int m, const void *w, hark_dtype t, int rows,
                    int cols, int r0, int r1);
-/* Activations x[m][cols] quantised to q8_0 blocks as ggml does (q8dot.c):
- * qs[m][cols] bytes, and each block's scale repeated in eight floats,
- * d8[m][cols / 4]. */
+/* Activations x[m][cols] quantised in blocks of 32 as ggml's q8_0 (q8dot.c;
+ * max|x| / 127, nearest even, the scale kept in f32): qs[m][cols] bytes, and
+ * each block's scale repeated in eight floats, d8[m][cols / 4]. */
 void hark_q8_quantize(int8_t *qs, float *d8, const float *x, int m, int cols);
 /* y[j][r] = W[r] . x[j] for q8_0 W, in integers per block (cols a multiple of 32). */
 void hark_matvec_q8(float *y, const int8_t *xq, const float *d8, int m, const void *w, int rows,
