@@ -25,6 +25,8 @@ void hark_q8_quantize(int8_t *qs, float *d8, const float *x, int m, int cols);
 /* y[j][r] = W[r] . x[j] for q8_0 W, in integers per block (cols a multiple of 32). */
 void hark_matvec_q8(float *y, const int8_t *xq, const float *d8, int m, const void *w, int rows,
                     int cols, int r0, int r1);
+/* Tests: 1 makes the AVX-512 path use maddubs + madd even where VNNI is there. */
+void hark_q8_refuse_vnni(int on);
 void hark_softmax_row(float *x, int n);
 void hark_gelu_fast(float *x, size_t n);
 /* y[j][c] = sum_r x[j][r] W[r][c] for m <= HARK_MAX_BATCH vectors x[m][rows], W f16

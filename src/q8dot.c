@@ -261,13 +261,21 @@ void hark_q8_quantize(int8_t *qs, float *d8, const float *x, int m, int cols)
     }
 }
 
+static int vnni_refused; /* tests: the maddubs path on a VNNI CPU */
+
+void hark_q8_refuse_vnni(int on)
+{
+    vnni_refused = on;
+}
+
 void hark_matvec_q8(float *y, const int8_t *xq, const float *d8, int m, const void *w, int rows,
                     int cols, int r0, int r1)
 {
 #ifdef Q8_X86
     const char *set = hark_kernels_name();
     if (strcmp(set, "AVX-512") == 0 && cols % (2 * QK) == 0) {
-        if (__builtin_cpu_supports("avx512vnni")) /* cpu_init ran in kernel selection */
+        /* __builtin_cpu_init ran when the kernel set was chosen */
+        if (!vnni_refused && __builtin_cpu_supports("avx512vnni"))
             matvec_q8_vnni(y, xq, d8, m, w, rows, cols, r0, r1);
         else
             matvec_q8_bw(y, xq, d8, m, w, rows, cols, r0, r1);

@@ -419,6 +419,11 @@ int main(void)
         test_matvec(HARK_BF16);
         test_matvec_quant();
         test_matvec_q8();
+        if (strcmp(sets[i], "AVX-512") == 0) { /* and without VNNI's dpbusd */
+            hark_q8_refuse_vnni(1);
+            test_matvec_q8();
+            hark_q8_refuse_vnni(0);
+        }
         test_softmax_gelu();
         test_rows();
         test_vecmat();
