@@ -34,7 +34,9 @@ int cli_bench_main(int argc, char **argv);
 int cli_parse_common(cli_options *o, int argc, char **argv, int *i);
 void cli_default_options(cli_options *o);
 /* Runs hark again with OPENBLAS_CORETYPE set when OpenBLAS chose kernels that
- * leave this CPU's AVX2 or AVX-512 unused; returns only when it did not (cli_blas.c). */
+ * leave this CPU's AVX2 or AVX-512 unused, and with OPENBLAS_NUM_THREADS=1 when
+ * OpenBLAS started threads of its own that nobody asked for; returns only when
+ * it did neither (cli_blas.c). */
 void cli_blas_reexec_if_slow(char **argv);
 /* Sets the thread count when -t was not given. */
 void cli_default_threads(cli_options *o);

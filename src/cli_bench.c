@@ -61,6 +61,7 @@ typedef struct bench_result {
     double encoder_gflop, decode_weight_mb, decode_read_mb;
     double sgemm_gflops, bandwidth_gbs, encoder_peak_pct, decode_bandwidth_pct, decode_read_pct;
     double openblas_gflops, tiles_gflops; /* the sgemm rate is the higher of these */
+    int blas_threads;                     /* OpenBLAS's own, as the process started */
     const char *weight_type;
 } bench_result;
 
@@ -495,6 +496,7 @@ static void print_model_json(const bench_options *o, const bench_result *r)
     add_number(j, "sgemm_openblas_gflops", r->openblas_gflops);
     add_number(j, "sgemm_tiles_gflops", r->tiles_gflops);
     cJSON_AddStringToObject(j, "blas_core", openblas_get_corename());
+    cJSON_AddNumberToObject(j, "blas_threads", r->blas_threads);
     add_number(j, "bandwidth_gbs", r->bandwidth_gbs);
     add_number(j, "encoder_gflop", r->encoder_gflop);
     add_number(j, "decode_weight_mb", r->decode_weight_mb);
@@ -551,6 +553,7 @@ static int bench_model(const bench_options *o)
 {
     bench_result r;
     memset(&r, 0, sizeof r);
+    r.blas_threads = openblas_get_num_threads();
     /* the model runs as transcription runs it: hark's pool of -t threads,
      * OpenBLAS single-threaded inside; the sgemm probe uses OpenBLAS's own threads */
     hark_pool *pool = hark_pool_new(o->cli.params.n_threads);

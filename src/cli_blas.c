@@ -4,7 +4,16 @@
  * to its SSE3 "Prescott" kernels: on such a Xeon hark's encoder ran 5x slower
  * (tiny.en 1941 ms against 387 ms with the AVX-512 kernels).  OpenBLAS reads
  * OPENBLAS_CORETYPE only when it is loaded, so the CLI runs itself again with
- * the variable set.  A core the user named is never overridden. */
+ * the variable set.  A core the user named is never overridden.
+ *
+ * The same goes for OpenBLAS's threads: it starts one a core when it is
+ * loaded, and they spin for about a tenth of a second waiting for work that
+ * hark never gives them (every OpenBLAS call runs inside hark's own threads,
+ * OpenBLAS held to one).  On two cores that spinning took 13 % of the CPU time
+ * of transcribing a 3 s file with -t 2 (0.17 s -> 0.14 s wall without it).  So
+ * when the user set none of the variables OpenBLAS reads for its thread count,
+ * the CLI runs with OPENBLAS_NUM_THREADS=1; `hark bench`'s sgemm probe still
+ * raises the count to -t with openblas_set_num_threads. */
 #include "cli.h"
 
 #include <cblas.h>
@@ -40,13 +49,23 @@ static const char *better_core(const char *current)
     return NULL;
 }
 
+static int blas_threads_chosen(void)
+{
+    return getenv("OPENBLAS_NUM_THREADS") || getenv("GOTO_NUM_THREADS") ||
+           getenv("OMP_NUM_THREADS");
+}
+
 void cli_blas_reexec_if_slow(char **argv)
 {
-    if (getenv("OPENBLAS_CORETYPE"))
-        return;
-    const char *core = better_core(openblas_get_corename());
-    if (!core || setenv("OPENBLAS_CORETYPE", core, 1) != 0)
+    int again = 0;
+    if (!getenv("OPENBLAS_CORETYPE")) {
+        const char *core = better_core(openblas_get_corename());
+        again |= core && setenv("OPENBLAS_CORETYPE", core, 1) == 0;
+    }
+    if (!blas_threads_chosen() && openblas_get_num_threads() > 1)
+        again |= setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0;
+    if (!again)
         return;
     execv("/proc/self/exe", argv);
-    unsetenv("OPENBLAS_CORETYPE"); /* no exec: go on with the kernels there are */
+    /* no exec: go on with the kernels and threads there are */
 }

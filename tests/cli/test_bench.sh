@@ -59,6 +59,15 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx2 /proc/cpuinfo && grep -qw fm
 else
     skip "OPENBLAS_CORETYPE set or no AVX2: OpenBLAS's own choice is kept"
 fi
+# OpenBLAS's own threads: one when the user chose no count (hark never gives them work,
+# and they would spin at start-up); the user's count when there is one.
+blas_threads() { env -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS -u OMP_NUM_THREADS "$@" \
+    "$HARK" bench -m $M --reps 1 --json 2>/dev/null | grep -oE '"blas_threads":[0-9]+' | cut -d: -f2; }
+expect_eq "OpenBLAS threads by default" "$(blas_threads)" 1
+if [ "$(nproc)" -gt 1 ]; then
+    expect_eq "OpenBLAS threads the user chose" "$(blas_threads OPENBLAS_NUM_THREADS=2)" 2
+    expect_eq "OpenBLAS threads from OMP_NUM_THREADS" "$(blas_threads OMP_NUM_THREADS=2)" 2
+fi
 OPENBLAS_CORETYPE=Prescott "$HARK" bench -m $M --reps 1 --json >$TMP/json2 2>/dev/null
 expect_eq "a core the user names is kept" "$(grep -oE '"blas_core":"[^"]*"' $TMP/json2)" '"blas_core":"Prescott"'
 
