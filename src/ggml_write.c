@@ -80,7 +80,7 @@ static void tensor(writer *w, const char *name, const int64_t *shape, int ndim, 
         put_i32(w, (int32_t)shape[i]);
     put_bytes(w, name, strlen(name));
     float *row = malloc(sizeof(float) * cols);
-    void *packed = malloc(hark_row_bytes(out == HARK_F32 ? HARK_F32 : out, cols) + 4);
+    void *packed = malloc(hark_row_bytes(out, cols) + 4);
     size_t in_row = hark_row_bytes(stype, cols), out_row = hark_row_bytes(out, cols);
     for (size_t r = 0; row && packed && r < rows; r++) {
         hark_to_f32(row, (const char *)src + r * in_row, stype, cols);

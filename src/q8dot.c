@@ -41,9 +41,7 @@ static float quantize_block_c(int8_t *q, const float *x)
 
 static float block_scale(const uint8_t *b)
 {
-    uint16_t h;
-    memcpy(&h, b, 2);
-    return hark_f16_to_f32(h);
+    return hark_f16_to_f32(hark_qblock_fields(b, HARK_Q8_0).d);
 }
 
 static void matvec_q8_c(float *y, const int8_t *xq, const float *d8, int m, const uint8_t *w,
@@ -77,9 +75,8 @@ AVX2 INLINE __m256 block_dot_avx2(const uint8_t *b, const int8_t *x, const float
     __m256i xs = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x), w);
     __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(w), xs);
     __m256i sum = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
-    uint16_t h;
-    memcpy(&h, b, 2);
-    __m256 scale = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(h)), _mm256_loadu_ps(d8));
+    __m256 scale = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(hark_qblock_fields(b, HARK_Q8_0).d)),
+                                 _mm256_loadu_ps(d8));
     return _mm256_mul_ps(scale, _mm256_cvtepi32_ps(sum));
 }
 
