@@ -19,14 +19,14 @@ enum { HEAD = HARK_ATTN64_HEAD, TILE_Q = 6 };
 #ifdef HARK_ATTN64_X86
 static int use_avx512(void)
 {
-    return strcmp(hark_kernels_name(), "AVX-512") == 0;
+    return hark_kernels_level() == HARK_LEVEL_AVX512;
 }
 #endif
 
 int hark_attn64_available(void)
 {
 #ifdef HARK_ATTN64_X86
-    return use_avx512() || strcmp(hark_kernels_name(), "AVX2+F16C+FMA") == 0;
+    return use_avx512() || hark_kernels_level() == HARK_LEVEL_AVX2;
 #else
     return 0;
 #endif

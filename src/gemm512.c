@@ -21,7 +21,7 @@ enum { PANEL = HARK_GEMM512_PANEL, TILE_M = 12, KC = 256, MC = 192 };
 int hark_gemm512_available(void)
 {
 #ifdef HARK_GEMM512_X86
-    return strcmp(hark_kernels_name(), "AVX-512") == 0;
+    return hark_kernels_level() == HARK_LEVEL_AVX512;
 #else
     return 0;
 #endif

@@ -11,7 +11,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
-#include <immintrin.h>
+#include "simd_x86.h"
 #define HARK_X86 1
 #endif
 
@@ -479,14 +479,6 @@ AVX512 static inline __m512 exp512(__m512 x)
 
 /* ------------------------------------------------------------ AVX2 */
 
-AVX2 static inline float hsum256(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
-    return _mm_cvtss_f32(s);
-}
-
 /* exp on 8 lanes: the same reduction and polynomial as exp512; 2^k built in
  * the exponent bits; zero below -87.3. */
 AVX2 static inline __m256 exp256(__m256 x)
@@ -540,7 +532,7 @@ AVX2 static inline float hmax256(__m256 v)
 #define V_ABS(a) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), (a))
 #define V_NEG(a) _mm256_xor_ps((a), _mm256_set1_ps(-0.0f))
 #define V_SIGN_OF(y, x) _mm256_or_ps((y), _mm256_and_ps((x), _mm256_set1_ps(-0.0f)))
-#define V_HSUM hsum256
+#define V_HSUM hark_hsum256
 #define V_HMAX hmax256
 #define V_EXP exp256
 #define V_WIDEN16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
@@ -601,7 +593,7 @@ matvec_qm_avx2(float *y, const float *x, const int m, const uint8_t *w, hark_dty
         }
 #pragma GCC unroll 8
         for (int j = 0; j < m; j++)
-            y[(size_t)j * rows + r] = hsum256(_mm256_add_ps(acc[j], acc2[j]));
+            y[(size_t)j * rows + r] = hark_hsum256(_mm256_add_ps(acc[j], acc2[j]));
     }
 }
 
@@ -633,7 +625,7 @@ matvec_m_avx2(float *y, const float *x, const int m, const uint16_t *w, hark_dty
         }
 #pragma GCC unroll 8
         for (int j = 0; j < m; j++)
-            y[(size_t)j * rows + r] = hsum256(acc[j]) + tail_dot(row, x + (size_t)j * cols, t, main_cols, cols);
+            y[(size_t)j * rows + r] = hark_hsum256(acc[j]) + tail_dot(row, x + (size_t)j * cols, t, main_cols, cols);
     }
 }
 
@@ -649,6 +641,7 @@ AVX2 static void matvec_avx2(float *y, const float *x, int m, const void *w, har
 
 typedef struct kernel_set {
     const char *name;
+    hark_kernel_level level;
     void (*widen_f16)(float *, const uint16_t *, size_t);
     void (*matvec)(float *, const float *, int, const void *, hark_dtype, int, int, int, int);
     void (*softmax_row)(float *, int);
@@ -661,15 +654,15 @@ typedef struct kernel_set {
     void (*vecmat16)(float *, const float *, int, const uint16_t *, int, int);
 } kernel_set;
 
-static const kernel_set PORTABLE = {"portable C", widen_f16_c, matvec_c, softmax_row_c, gelu_c,
+static const kernel_set PORTABLE = {"portable C", HARK_LEVEL_PORTABLE, widen_f16_c, matvec_c, softmax_row_c, gelu_c,
                                     matvec_q_c, log_sum_exp_c, add_c, layer_norm_c, narrow_f16_c,
                                     vecmat16_c};
 #ifdef HARK_X86
-static const kernel_set K_AVX512 = {"AVX-512", widen_f16_avx512, matvec_avx512,
+static const kernel_set K_AVX512 = {"AVX-512", HARK_LEVEL_AVX512, widen_f16_avx512, matvec_avx512,
                                     softmax_row_avx512, gelu_avx512, matvec_q_avx512,
                                     log_sum_exp_avx512, add_avx512, layer_norm_avx512,
                                     narrow_f16_avx512, vecmat16_avx512};
-static const kernel_set K_AVX2 = {"AVX2+F16C+FMA", widen_f16_avx2, matvec_avx2, softmax_row_avx2,
+static const kernel_set K_AVX2 = {"AVX2+F16C+FMA", HARK_LEVEL_AVX2, widen_f16_avx2, matvec_avx2, softmax_row_avx2,
                                   gelu_avx2, matvec_q_avx2, log_sum_exp_avx2, add_avx2,
                                   layer_norm_avx2, narrow_f16_avx2, vecmat16_c};
 #endif
@@ -738,6 +731,11 @@ int hark_kernels_select(const char *name)
 const char *hark_kernels_name(void)
 {
     return kernels()->name;
+}
+
+hark_kernel_level hark_kernels_level(void)
+{
+    return kernels()->level;
 }
 
 void hark_widen_f16(float *dst, const uint16_t *src, size_t n)

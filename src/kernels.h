@@ -42,6 +42,10 @@ void hark_layer_norm_row(float *y, const float *x, int d, const float *g, const 
 /* Which kernels run ("AVX-512", ...): the best this CPU has, or the set that
  * HARK_KERNELS names ("portable", "avx2"), or the portable ones when forced (tests). */
 const char *hark_kernels_name(void);
+/* The instruction level of that set, for the kernels kept outside its table
+ * (attn64.c, gemm512.c, q8dot.c) to pick their own paths by. */
+typedef enum { HARK_LEVEL_PORTABLE, HARK_LEVEL_AVX2, HARK_LEVEL_AVX512 } hark_kernel_level;
+hark_kernel_level hark_kernels_level(void);
 void hark_kernels_force_portable(int on);
 /* Tests: makes the named kernel set ("AVX2+F16C+FMA", ...) the one in use, if this
  * CPU runs it; returns -1 otherwise. */

@@ -147,11 +147,18 @@ static void stored_type_products(linear_job *job, size_t work)
 {
     const hark_weight *w = job->w;
     int threads = hark_pool_threads(), tasks = threads > 1 ? threads * 4 : 1;
+    /* the quantised vectors of the usual widths live on the stack: a decode step
+     * makes ~40 of these products */
+    enum { STACK_Q8 = HARK_MAX_BATCH * 4096 };
+    int8_t xq_stack[STACK_Q8];
+    float d8_stack[STACK_Q8 / 4];
     int8_t *xq = NULL;
     float *d8 = NULL;
+    size_t n = (size_t)job->m * w->cols;
+    int on_heap = n > STACK_Q8;
     if (w->type == HARK_Q8_0) {
-        xq = malloc((size_t)job->m * w->cols);
-        d8 = malloc(sizeof(float) * (size_t)job->m * w->cols / 4);
+        xq = on_heap ? malloc(n) : xq_stack;
+        d8 = on_heap ? malloc(sizeof(float) * n / 4) : d8_stack;
         if (xq && d8) {
             hark_q8_quantize(xq, d8, job->x, job->m, w->cols);
             job->xq = xq, job->d8 = d8;
@@ -159,8 +166,10 @@ static void stored_type_products(linear_job *job, size_t work)
     }
     job->chunk = even_chunk(w->rows, tasks);
     hark_parallel(ceil_div(w->rows, job->chunk), stored_type_slice, job, work);
-    free(xq);
-    free(d8);
+    if (on_heap) {
+        free(xq);
+        free(d8);
+    }
 }
 
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)

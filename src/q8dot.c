@@ -20,7 +20,7 @@
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
+#include "simd_x86.h"
 #define Q8_X86 1
 #endif
 
@@ -80,13 +80,6 @@ AVX2 INLINE __m256 block_dot_avx2(const uint8_t *b, const int8_t *x, const float
     return _mm256_mul_ps(scale, _mm256_cvtepi32_ps(sum));
 }
 
-AVX2 static float hsum8(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
-
 AVX2 static void matvec_q8_avx2(float *y, const int8_t *xq, const float *d8, int m,
                                 const uint8_t *w, int rows, int cols, int r0, int r1)
 {
@@ -104,7 +97,7 @@ AVX2 static void matvec_q8_avx2(float *y, const int8_t *xq, const float *d8, int
             }
             if (c < cols)
                 a0 = _mm256_add_ps(a0, block_dot_avx2(b, x + c, d + c / 4));
-            y[(size_t)j * rows + r] = hsum8(_mm256_add_ps(a0, a1));
+            y[(size_t)j * rows + r] = hark_hsum256(_mm256_add_ps(a0, a1));
         }
 }
 
@@ -240,8 +233,8 @@ AVX2 static float quantize_block_avx2(int8_t *q, const float *x)
 void hark_q8_quantize(int8_t *qs, float *d8, const float *x, int m, int cols)
 {
 #ifdef Q8_X86
-    const char *set = hark_kernels_name();
-    int wide = strcmp(set, "AVX-512") == 0, avx2 = !wide && strcmp(set, "portable C") != 0;
+    hark_kernel_level level = hark_kernels_level();
+    int wide = level == HARK_LEVEL_AVX512, avx2 = level == HARK_LEVEL_AVX2;
 #endif
     for (size_t at = 0; at < (size_t)m * cols; at += QK) {
         float d;
@@ -269,8 +262,8 @@ void hark_matvec_q8(float *y, const int8_t *xq, const float *d8, int m, const vo
                     int cols, int r0, int r1)
 {
 #ifdef Q8_X86
-    const char *set = hark_kernels_name();
-    if (strcmp(set, "AVX-512") == 0 && cols % (2 * QK) == 0) {
+    hark_kernel_level level = hark_kernels_level();
+    if (level == HARK_LEVEL_AVX512 && cols % (2 * QK) == 0) {
         /* __builtin_cpu_init ran when the kernel set was chosen */
         if (!vnni_refused && __builtin_cpu_supports("avx512vnni"))
             matvec_q8_vnni(y, xq, d8, m, w, rows, cols, r0, r1);
@@ -278,7 +271,7 @@ void hark_matvec_q8(float *y, const int8_t *xq, const float *d8, int m, const vo
             matvec_q8_bw(y, xq, d8, m, w, rows, cols, r0, r1);
         return;
     }
-    if (strcmp(set, "portable C") != 0) { /* AVX2, or AVX-512 with an odd block count */
+    if (level != HARK_LEVEL_PORTABLE) { /* AVX2, or AVX-512 with an odd block count */
         matvec_q8_avx2(y, xq, d8, m, w, rows, cols, r0, r1);
         return;
     }

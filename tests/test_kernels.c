@@ -356,6 +356,30 @@ static void test_attention(void)
     CHECK(worst < 1e-5, "attention error %g", worst);
 }
 
+/* hark_linear's q8_0 products, with the quantised vectors on its stack and (over
+ * 8 x 4096 values) on the heap, give the kernel's own result bit for bit. */
+static void test_linear_q8(void)
+{
+    const int m = HARK_MAX_BATCH, rows = 24, widths[] = {4096, 4160};
+    int same = 1;
+    for (int s = 0; s < 2; s++) {
+        int cols = widths[s];
+        float *wf, *x = malloc(sizeof(float) * m * cols), *d8 = malloc(sizeof(float) * m * cols / 4);
+        float *y = malloc(sizeof(float) * m * rows), *ref = malloc(sizeof(float) * m * rows);
+        int8_t *xq = malloc((size_t)m * cols);
+        uint8_t *w = random_weights(HARK_Q8_0, rows, cols, &wf);
+        for (int i = 0; i < m * cols; i++)
+            x[i] = frand();
+        hark_weight hw = {w, HARK_Q8_0, rows, cols};
+        hark_linear(y, x, m, &hw, NULL);
+        hark_q8_quantize(xq, d8, x, m, cols);
+        hark_matvec_q8(ref, xq, d8, m, w, rows, cols, 0, rows);
+        same &= memcmp(y, ref, sizeof(float) * m * rows) == 0;
+        free(wf), free(x), free(d8), free(y), free(ref), free(xq), free(w);
+    }
+    CHECK(same, "%s: hark_linear's q8_0 products differ from hark_matvec_q8's", hark_kernels_name());
+}
+
 /* The AVX-512 register tiles (packed from every stored type, tails in rows,
  * in panel columns and in column slices) against double-precision sums, and
  * hark_linear's packed path against the portable OpenBLAS path. */
@@ -419,6 +443,7 @@ int main(void)
         test_matvec(HARK_BF16);
         test_matvec_quant();
         test_matvec_q8();
+        test_linear_q8();
         if (strcmp(sets[i], "AVX-512") == 0) { /* and without VNNI's dpbusd */
             hark_q8_refuse_vnni(1);
             test_matvec_q8();
