@@ -390,26 +390,43 @@ AVX512 static void matvec_q_avx512(float *y, const float *x, int m, const void *
     WITH_CONSTANT_T(t, matvec_qt_avx512(y, x, m, w, T, rows, cols, r0, r1));
 }
 
-/* y[j][c] = sum_r x[j][r] W[r][c], 16 columns at a time in registers. */
+/* Columns [c, c + 16 * NB) of y[j][c] = sum_r x[j][r] W[r][c]: NB chunks of 16
+ * columns side by side, so that each vector has NB independent accumulators (one
+ * chain of FMAs waited 4 cycles a row: a 64-row head's scores ran at a quarter
+ * of the FMA rate). */
+#define VECMAT16_COLUMNS(NB)                                                             \
+    for (; c + 16 * (NB) <= cols; c += 16 * (NB)) {                                      \
+        __m512 acc[NB][HARK_MAX_BATCH];                                                  \
+        _Pragma("GCC unroll 8") for (int b = 0; b < (NB); b++)                           \
+            _Pragma("GCC unroll 8") for (int j = 0; j < m; j++) acc[b][j] = _mm512_setzero_ps(); \
+        for (int r = 0; r < rows; r++) {                                                 \
+            const uint16_t *wr = w + (size_t)r * cols + c;                               \
+            _Pragma("GCC unroll 8") for (int b = 0; b < (NB); b++) {                     \
+                __m512 wv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(wr + 16 * b))); \
+                _Pragma("GCC unroll 8") for (int j = 0; j < m; j++)                      \
+                    acc[b][j] = _mm512_fmadd_ps(_mm512_set1_ps(x[(size_t)j * rows + r]), wv, acc[b][j]); \
+            }                                                                            \
+        }                                                                                \
+        _Pragma("GCC unroll 8") for (int b = 0; b < (NB); b++)                           \
+            _Pragma("GCC unroll 8") for (int j = 0; j < m; j++)                          \
+                _mm512_storeu_ps(y + (size_t)j * cols + c + 16 * b, acc[b][j]);          \
+    }
+
+/* y[j][c] = sum_r x[j][r] W[r][c] in registers: as many column chunks at once as
+ * keep 8 or more accumulators within the 32 registers, then fewer. */
 AVX512 static inline __attribute__((always_inline)) void
 vecmat16_m_avx512(float *y, const float *x, const int m, const uint16_t *w, int rows, int cols)
 {
     int c = 0;
-    for (; c + 16 <= cols; c += 16) {
-        __m512 acc[HARK_MAX_BATCH];
-#pragma GCC unroll 8
-        for (int j = 0; j < m; j++)
-            acc[j] = _mm512_setzero_ps();
-        for (int r = 0; r < rows; r++) {
-            __m512 wv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w + (size_t)r * cols + c)));
-#pragma GCC unroll 8
-            for (int j = 0; j < m; j++)
-                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(x[(size_t)j * rows + r]), wv, acc[j]);
-        }
-#pragma GCC unroll 8
-        for (int j = 0; j < m; j++)
-            _mm512_storeu_ps(y + (size_t)j * cols + c, acc[j]);
-    }
+    if (m == 1)
+        VECMAT16_COLUMNS(8)
+    else if (m <= 3)
+        VECMAT16_COLUMNS(4)
+    else if (m <= 6)
+        VECMAT16_COLUMNS(2)
+    if (m <= 3)
+        VECMAT16_COLUMNS(2)
+    VECMAT16_COLUMNS(1)
     for (; c < cols; c++) /* the last columns one by one */
         for (int j = 0; j < m; j++) {
             float s = 0;
