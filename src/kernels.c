@@ -207,16 +207,6 @@ static SCALAR_TAIL void gelu_c(float *x, size_t n)
     default: { enum { M = 8 }; CALL; } break;                                        \
     }
 
-/* The same for a block type t: T is the constant (the unpacking has no branches). */
-#define WITH_CONSTANT_T(t, CALL)                                                     \
-    switch (t) {                                                                     \
-    case HARK_Q4_0: { const hark_dtype T = HARK_Q4_0; CALL; } break;                 \
-    case HARK_Q4_1: { const hark_dtype T = HARK_Q4_1; CALL; } break;                 \
-    case HARK_Q5_0: { const hark_dtype T = HARK_Q5_0; CALL; } break;                 \
-    case HARK_Q5_1: { const hark_dtype T = HARK_Q5_1; CALL; } break;                 \
-    default: { const hark_dtype T = HARK_Q8_0; CALL; } break;                        \
-    }
-
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,f16c,fma")))
 #define AVX2 __attribute__((target("avx2,f16c,fma")))
 

@@ -20,11 +20,14 @@ void hark_matvec_q(float *y, const float *x, int m, const void *w, hark_dtype t,
                    int cols, int r0, int r1);
 /* Activations x[m][cols] quantised in blocks of 32 as ggml's q8_0 (q8dot.c;
  * max|x| / 127, nearest even, the scale kept in f32): qs[m][cols] bytes, and
- * each block's scale repeated in eight floats, d8[m][cols / 4]. */
-void hark_q8_quantize(int8_t *qs, float *d8, const float *x, int m, int cols);
-/* y[j][r] = W[r] . x[j] for q8_0 W, in integers per block (cols a multiple of 32). */
-void hark_matvec_q8(float *y, const int8_t *xq, const float *d8, int m, const void *w, int rows,
-                    int cols, int r0, int r1);
+ * each block's scale repeated in eight floats, d8[m][cols / 4]; s8 (same
+ * layout, or NULL) gets an eighth of each block's sum of x in each place, which
+ * q4_1 and q5_1 weights need. */
+void hark_q8_quantize(int8_t *qs, float *d8, float *s8, const float *x, int m, int cols);
+/* y[j][r] = W[r] . x[j] for block-quantised W of type t, in integers per block
+ * (cols a multiple of 32); s8 is read for q4_1 and q5_1 only. */
+void hark_matvec_q8(float *y, const int8_t *xq, const float *d8, const float *s8, int m,
+                    const void *w, hark_dtype t, int rows, int cols, int r0, int r1);
 /* Tests: 1 makes the AVX-512 path use maddubs + madd even where VNNI is there. */
 void hark_q8_refuse_vnni(int on);
 void hark_softmax_row(float *x, int n);
@@ -50,6 +53,17 @@ void hark_kernels_force_portable(int on);
 /* Tests: makes the named kernel set ("AVX2+F16C+FMA", ...) the one in use, if this
  * CPU runs it; returns -1 otherwise. */
 int hark_kernels_select(const char *name);
+
+/* CALL in a switch over the block types t, with T the constant type in each case
+ * (kernels.c, q8dot.c: the unpacking then has no branches). */
+#define WITH_CONSTANT_T(t, CALL)                                                     \
+    switch (t) {                                                                     \
+    case HARK_Q4_0: { const hark_dtype T = HARK_Q4_0; CALL; } break;                 \
+    case HARK_Q4_1: { const hark_dtype T = HARK_Q4_1; CALL; } break;                 \
+    case HARK_Q5_0: { const hark_dtype T = HARK_Q5_0; CALL; } break;                 \
+    case HARK_Q5_1: { const hark_dtype T = HARK_Q5_1; CALL; } break;                 \
+    default: { const hark_dtype T = HARK_Q8_0; CALL; } break;                        \
+    }
 
 /* TILE(args..., R) with R the compile-time constant 1..6 (or 1..12) equal to
  * rows: register tiles take their row count as a constant, so that their

@@ -32,8 +32,8 @@ typedef struct linear_job {
     int chunk;    /* weight rows per task (stored-type kernels) or per block (grid) */
     int n_blocks; /* weight blocks per activation tile (grid) */
     int m_tile;   /* activation rows per tile (grid) */
-    const int8_t *xq; /* q8_0 weights: x quantised (hark_q8_quantize) */
-    const float *d8;
+    const int8_t *xq; /* block-quantised weights: x quantised (hark_q8_quantize) */
+    const float *d8, *s8;
 } linear_job;
 
 static int ceil_div(int a, int b)
@@ -134,7 +134,7 @@ static void stored_type_slice(void *arg, int i)
         /* bandwidth-bound: each stored weight is read once for all m vectors */
         hark_matvec16(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
     else if (j->xq)
-        hark_matvec_q8(j->y, j->xq, j->d8, j->m, w->data, w->rows, w->cols, r0, r1);
+        hark_matvec_q8(j->y, j->xq, j->d8, j->s8, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
     else
         hark_matvec_q(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
     add_bias(j, 0, j->m, r0, r1);
@@ -156,35 +156,55 @@ static int product_tasks(const hark_weight *w)
     return fit >= (size_t)most ? most : fit > (size_t)threads ? (int)fit : threads;
 }
 
-/* m <= HARK_MAX_BATCH vectors by the stored-type kernels; q8_0 weights meet the vectors quantised once to q8_0
- * (what whisper.cpp does too), or as f32 when there is no memory for that. */
+/* The activations of a product with block-quantised weights, quantised to
+ * q8_0: on the stack for the usual widths (a decode step makes ~40 of these
+ * products), on the heap beyond. */
+enum { STACK_Q8 = HARK_MAX_BATCH * 4096 };
+typedef struct q8_vectors {
+    int8_t *qs;
+    float *d8, *s8;
+    int on_heap;
+    int8_t qs_stack[STACK_Q8];
+    float d8_stack[STACK_Q8 / 4], s8_stack[STACK_Q8 / 4];
+} q8_vectors;
+
+/* Quantises job's vectors into v and points the job at them; leaves the job on
+ * the f32 kernels when there is no memory. */
+static void quantise_vectors(linear_job *job, q8_vectors *v)
+{
+    size_t n = (size_t)job->m * job->w->cols;
+    v->on_heap = n > STACK_Q8;
+    v->qs = v->on_heap ? malloc(n) : v->qs_stack;
+    v->d8 = v->on_heap ? malloc(sizeof(float) * n / 4) : v->d8_stack;
+    v->s8 = v->on_heap ? malloc(sizeof(float) * n / 4) : v->s8_stack;
+    if (!v->qs || !v->d8 || !v->s8)
+        return;
+    int with_sums = job->w->type == HARK_Q4_1 || job->w->type == HARK_Q5_1;
+    hark_q8_quantize(v->qs, v->d8, with_sums ? v->s8 : NULL, job->x, job->m, job->w->cols);
+    job->xq = v->qs, job->d8 = v->d8, job->s8 = v->s8;
+}
+
+static void q8_vectors_free(q8_vectors *v)
+{
+    if (v->on_heap) {
+        free(v->qs);
+        free(v->d8);
+        free(v->s8);
+    }
+}
+
+/* m <= HARK_MAX_BATCH vectors by the stored-type kernels; block-quantised
+ * weights meet the vectors quantised to q8_0 once (what whisper.cpp does too). */
 static void stored_type_products(linear_job *job, size_t work)
 {
     const hark_weight *w = job->w;
-    int tasks = product_tasks(w);
-    /* the quantised vectors of the usual widths live on the stack: a decode step
-     * makes ~40 of these products */
-    enum { STACK_Q8 = HARK_MAX_BATCH * 4096 };
-    int8_t xq_stack[STACK_Q8];
-    float d8_stack[STACK_Q8 / 4];
-    int8_t *xq = NULL;
-    float *d8 = NULL;
-    size_t n = (size_t)job->m * w->cols;
-    int on_heap = n > STACK_Q8;
-    if (w->type == HARK_Q8_0) {
-        xq = on_heap ? malloc(n) : xq_stack;
-        d8 = on_heap ? malloc(sizeof(float) * n / 4) : d8_stack;
-        if (xq && d8) {
-            hark_q8_quantize(xq, d8, job->x, job->m, w->cols);
-            job->xq = xq, job->d8 = d8;
-        }
-    }
-    job->chunk = even_chunk(w->rows, tasks);
+    q8_vectors v;
+    v.on_heap = 0;
+    if (hark_block_bytes(w->type))
+        quantise_vectors(job, &v);
+    job->chunk = even_chunk(w->rows, product_tasks(w));
     hark_parallel(ceil_div(w->rows, job->chunk), stored_type_slice, job, work);
-    if (on_heap) {
-        free(xq);
-        free(d8);
-    }
+    q8_vectors_free(&v);
 }
 
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
@@ -192,7 +212,7 @@ void hark_linear(float *y, const float *x, int m, const hark_weight *w, const fl
     if (m <= 0)
         return;
     size_t work = (size_t)m * w->rows * w->cols;
-    linear_job job = {y, x, m, w, b, 0, 0, 0, NULL, NULL};
+    linear_job job = {y, x, m, w, b, 0, 0, 0, NULL, NULL, NULL};
     if (w->type != HARK_F32 && m <= HARK_MAX_BATCH) {
         stored_type_products(&job, work);
         return;

@@ -1,18 +1,22 @@
-/* q8_0 weights times activations quantised to q8_0, in integers, as ggml's
- * vec_dot_q8_0_q8_0 does (and so whisper.cpp for q8_0 models).  The float
- * path (kernels.c) widens every weight to f32 and multiplies it by its
- * block's scale: on one AMD EPYC core 28 G weights/s for one vector and 44
- * for five (beam search), so decoding a q8_0 model was bound by arithmetic,
- * not memory.  Here each block is one integer dot product of 32 byte pairs
- * (AVX-512 VNNI's dpbusd, or maddubs + madd) scaled once: 43 and 69 G/s.
- * The price is the activations' rounding, half a step of max|x| / 127 per
- * block, about as large as the weights' own.
+/* Block-quantised weights (q8_0, q4_0, q4_1, q5_0, q5_1) times activations
+ * quantised to q8_0, in integers, as ggml's vec_dot_q*_q8_* do (and so
+ * whisper.cpp for quantised models).  The float path (kernels.c) widens every
+ * weight to f32 and multiplies it by its block's scale: on one AMD EPYC core
+ * 28 G weights/s for one vector and 44 for five (beam search), so decoding a
+ * q8_0 model was bound by arithmetic, not memory.  Here each block is one
+ * integer dot product of 32 byte pairs (AVX-512 VNNI's dpbusd, or maddubs +
+ * madd) scaled once: 43 and 69 G/s for q8_0.  The price is the activations'
+ * rounding, half a step of max|x| / 127 per block, about as large as q8_0
+ * weights' own.
  *
- * The products are exact integers, so the portable, AVX2 and AVX-512 paths
- * differ only in the order of the float sums over blocks.  dpbusd and maddubs
- * multiply unsigned by signed bytes: the weight's magnitude (-128 becomes 128,
- * which fits) by the activation carrying the weight's sign (activations are in
- * [-127, 127], so negating them cannot overflow); a pair of products is at most
+ * Weights become bytes first: q8_0's as stored; q4_0 / q5_0 quants minus their
+ * offset (8, 16), signed; q4_1 / q5_1 quants as they are (0..31), with the
+ * block's minimum times the block's sum of x added in float.  The products are
+ * exact integers, so the portable, AVX2 and AVX-512 paths differ only in the
+ * order of the float sums over blocks.  dpbusd and maddubs multiply unsigned
+ * by signed bytes: a signed weight's magnitude (-128 becomes 128, which fits)
+ * by the activation carrying the weight's sign (activations are in [-127,
+ * 127], so negating them cannot overflow); a pair of products is at most
  * 2 * 128 * 127, inside maddubs's 16-bit sums. */
 #include "kernels.h"
 
@@ -24,7 +28,10 @@
 #define Q8_X86 1
 #endif
 
-enum { QK = 32, Q8_BLOCK = 34 };
+enum { QK = 32 };
+
+/* Weight types whose quants are unsigned with a per-block minimum. */
+#define HAS_MIN(t) ((t) == HARK_Q4_1 || (t) == HARK_Q5_1)
 
 /* One block of activations: d = max |x| / 127, q = x / d rounded to nearest
  * even (the rounding the vector paths' conversions do; the scale stays f32). */
@@ -39,25 +46,43 @@ static float quantize_block_c(int8_t *q, const float *x)
     return d;
 }
 
-static float block_scale(const uint8_t *b)
+/* Block b's 32 weights as the bytes the integer products take (see the top). */
+static void block_bytes_c(int8_t *u, const uint8_t *b, hark_dtype t)
 {
-    return hark_f16_to_f32(hark_qblock_fields(b, HARK_Q8_0).d);
+    hark_qblock q = hark_qblock_fields(b, t);
+    if (t == HARK_Q8_0) {
+        memcpy(u, q.qs, QK);
+        return;
+    }
+    for (int k = 0; k < QK / 2; k++) {
+        int lo = q.qs[k] & 0x0f, hi = q.qs[k] >> 4;
+        lo |= (int)((q.qh >> k) << 4) & 0x10;
+        hi |= (int)(q.qh >> (k + 12)) & 0x10;
+        u[k] = (int8_t)(lo - q.offset);
+        u[k + QK / 2] = (int8_t)(hi - q.offset);
+    }
 }
 
-static void matvec_q8_c(float *y, const int8_t *xq, const float *d8, int m, const uint8_t *w,
-                        int rows, int cols, int r0, int r1)
+static void matvec_q8_c(float *y, const int8_t *xq, const float *d8, const float *s8, int m,
+                        const uint8_t *w, hark_dtype t, int rows, int cols, int r0, int r1)
 {
-    size_t row_bytes = (size_t)cols / QK * Q8_BLOCK;
+    size_t bb = hark_block_bytes(t), row_bytes = (size_t)cols / QK * bb;
     for (int r = r0; r < r1; r++)
         for (int j = 0; j < m; j++) {
             const uint8_t *b = w + (size_t)r * row_bytes;
             const int8_t *x = xq + (size_t)j * cols;
+            size_t at = (size_t)j * cols / 4;
             float acc = 0;
-            for (int c = 0; c < cols; c += QK, b += Q8_BLOCK) {
+            for (int c = 0; c < cols; c += QK, b += bb) {
+                int8_t u[QK];
+                block_bytes_c(u, b, t);
                 int32_t sum = 0;
                 for (int k = 0; k < QK; k++)
-                    sum += (int32_t)(int8_t)b[2 + k] * x[c + k];
-                acc += block_scale(b) * d8[((size_t)j * cols + c) / 4] * (float)sum;
+                    sum += (int32_t)u[k] * x[c + k]; /* q4_1 / q5_1 bytes are 0..31 */
+                hark_qblock q = hark_qblock_fields(b, t);
+                acc += hark_f16_to_f32(q.d) * d8[at + c / 4] * (float)sum;
+                if (HAS_MIN(t)) /* s8 holds an eighth of the block's sum in each of 8 places */
+                    acc += hark_f16_to_f32(q.min) * (8 * s8[at + c / 4]);
             }
             y[(size_t)j * rows + r] = acc;
         }
@@ -69,56 +94,111 @@ static void matvec_q8_c(float *y, const int8_t *xq, const float *d8, int m, cons
 /* ------------------------------------------------------------ AVX2 */
 #define AVX2 __attribute__((target("avx2,f16c,fma")))
 
-AVX2 INLINE __m256 block_dot_avx2(const uint8_t *b, const int8_t *x, const float *d8)
+/* Byte k is 0x10 where bit k of bits is set. */
+AVX2 INLINE __m256i fifth_bits_avx2(uint32_t bits)
 {
-    __m256i w = _mm256_loadu_si256((const __m256i *)(b + 2));
-    __m256i xs = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x), w);
-    __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(w), xs);
-    __m256i sum = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
-    __m256 scale = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(hark_qblock_fields(b, HARK_Q8_0).d)),
-                                 _mm256_loadu_ps(d8));
-    return _mm256_mul_ps(scale, _mm256_cvtepi32_ps(sum));
+    const __m256i which = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                           2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), which);
+    __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+    return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
 }
 
-AVX2 static void matvec_q8_avx2(float *y, const int8_t *xq, const float *d8, int m,
-                                const uint8_t *w, int rows, int cols, int r0, int r1)
+/* Block b's weights as bytes (block_bytes_c). */
+AVX2 INLINE __m256i block_bytes_avx2(const uint8_t *b, const hark_dtype T)
 {
-    size_t row_bytes = (size_t)cols / QK * Q8_BLOCK;
+    hark_qblock q = hark_qblock_fields(b, T);
+    if (T == HARK_Q8_0)
+        return _mm256_loadu_si256((const __m256i *)q.qs);
+    __m128i packed = _mm_loadu_si128((const __m128i *)q.qs);
+    __m256i u = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+    u = _mm256_and_si256(u, _mm256_set1_epi8(0x0f));
+    if (T == HARK_Q5_0 || T == HARK_Q5_1)
+        u = _mm256_or_si256(u, fifth_bits_avx2(q.qh));
+    if (q.offset)
+        u = _mm256_sub_epi8(u, _mm256_set1_epi8((char)q.offset));
+    return u;
+}
+
+AVX2 INLINE __m256 block_dot_avx2(const uint8_t *b, const hark_dtype T, const int8_t *x,
+                                  const float *d8, const float *s8)
+{
+    __m256i w = block_bytes_avx2(b, T), xv = _mm256_loadu_si256((const __m256i *)x), pairs;
+    if (HAS_MIN(T))
+        pairs = _mm256_maddubs_epi16(w, xv);
+    else
+        pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(xv, w));
+    __m256i sum = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+    hark_qblock q = hark_qblock_fields(b, T);
+    __m256 scale = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(q.d)), _mm256_loadu_ps(d8));
+    __m256 dot = _mm256_mul_ps(scale, _mm256_cvtepi32_ps(sum));
+    if (HAS_MIN(T))
+        dot = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(q.min)), _mm256_loadu_ps(s8), dot);
+    return dot;
+}
+
+AVX2 INLINE void matvec_q8t_avx2(float *y, const int8_t *xq, const float *d8, const float *s8,
+                                 int m, const uint8_t *w, const hark_dtype T, int rows, int cols,
+                                 int r0, int r1)
+{
+    size_t bb = hark_block_bytes(T), row_bytes = (size_t)cols / QK * bb;
     for (int r = r0; r < r1; r++)
         for (int j = 0; j < m; j++) {
             const uint8_t *b = w + (size_t)r * row_bytes;
             const int8_t *x = xq + (size_t)j * cols;
-            const float *d = d8 + (size_t)j * cols / 4;
+            const float *d = d8 + (size_t)j * cols / 4, *s = s8 + (size_t)j * cols / 4;
             __m256 a0 = _mm256_setzero_ps(), a1 = a0;
             int c = 0;
-            for (; c + 2 * QK <= cols; c += 2 * QK, b += 2 * Q8_BLOCK) {
-                a0 = _mm256_add_ps(a0, block_dot_avx2(b, x + c, d + c / 4));
-                a1 = _mm256_add_ps(a1, block_dot_avx2(b + Q8_BLOCK, x + c + QK, d + c / 4 + 8));
+            for (; c + 2 * QK <= cols; c += 2 * QK, b += 2 * bb) {
+                a0 = _mm256_add_ps(a0, block_dot_avx2(b, T, x + c, d + c / 4, s + c / 4));
+                a1 = _mm256_add_ps(a1, block_dot_avx2(b + bb, T, x + c + QK, d + c / 4 + 8,
+                                                      s + c / 4 + 8));
             }
             if (c < cols)
-                a0 = _mm256_add_ps(a0, block_dot_avx2(b, x + c, d + c / 4));
+                a0 = _mm256_add_ps(a0, block_dot_avx2(b, T, x + c, d + c / 4, s + c / 4));
             y[(size_t)j * rows + r] = hark_hsum256(_mm256_add_ps(a0, a1));
         }
+}
+
+AVX2 static void matvec_q8_avx2(float *y, const int8_t *xq, const float *d8, const float *s8,
+                                int m, const uint8_t *w, hark_dtype t, int rows, int cols,
+                                int r0, int r1)
+{
+    WITH_CONSTANT_T(t, matvec_q8t_avx2(y, xq, d8, s8, m, w, T, rows, cols, r0, r1));
 }
 
 /* ------------------------------------------------------------ AVX-512 */
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,f16c,fma")))
 #define AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,f16c,fma")))
 
-/* Two blocks' weights in one vector: block 0 in the low half. */
-AVX512 INLINE __m512i pair_weights(const uint8_t *b)
+/* Two blocks' weights as bytes in one vector: block 0 in the low half. */
+AVX512 INLINE __m512i pair_bytes(const uint8_t *b, size_t bb, const hark_dtype T)
 {
-    __m256i w0 = _mm256_loadu_si256((const __m256i *)(b + 2));
-    __m256i w1 = _mm256_loadu_si256((const __m256i *)(b + Q8_BLOCK + 2));
-    return _mm512_inserti64x4(_mm512_castsi256_si512(w0), w1, 1);
+    hark_qblock q0 = hark_qblock_fields(b, T), q1 = hark_qblock_fields(b + bb, T);
+    if (T == HARK_Q8_0)
+        return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)q0.qs)),
+                                  _mm256_loadu_si256((const __m256i *)q1.qs), 1);
+    __m256i packed = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)q1.qs),
+                                      _mm_loadu_si128((const __m128i *)q0.qs));
+    __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(packed), _mm256_srli_epi16(packed, 4), 1);
+    /* [lo0 lo1 hi0 hi1] -> [lo0 hi0 lo1 hi1]: weights 0-15, 16-31 of each block */
+    u = _mm512_and_si512(_mm512_shuffle_i64x2(u, u, _MM_SHUFFLE(3, 1, 2, 0)), _mm512_set1_epi8(0x0f));
+    if (T == HARK_Q5_0 || T == HARK_Q5_1) {
+        __mmask64 fifth = (__mmask64)q0.qh | (__mmask64)q1.qh << 32;
+        u = _mm512_or_si512(u, _mm512_maskz_mov_epi8(fifth, _mm512_set1_epi8(0x10)));
+    }
+    if (q0.offset)
+        u = _mm512_sub_epi8(u, _mm512_set1_epi8((char)q0.offset));
+    return u;
 }
 
-/* The two blocks' scales, each in eight lanes. */
-AVX512 INLINE __m512 pair_scales(const uint8_t *b)
+/* Two blocks' f16 fields at byte `at` of each, each in eight lanes. */
+AVX512 INLINE __m512 pair_halves(const uint8_t *b, size_t bb, size_t at)
 {
     uint16_t h0, h1;
-    memcpy(&h0, b, 2);
-    memcpy(&h1, b + Q8_BLOCK, 2);
+    memcpy(&h0, b + at, 2);
+    memcpy(&h1, b + bb + at, 2);
     __m128 s = _mm_cvtph_ps(_mm_cvtsi32_si128((int)((uint32_t)h0 | (uint32_t)h1 << 16)));
     const __m512i lanes = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
     return _mm512_permutexvar_ps(lanes, _mm512_castps128_ps512(s));
@@ -139,24 +219,28 @@ PAIR_DOT(pair_dot_vnni, AVX512_VNNI, _mm512_dpbusd_epi32(_mm512_setzero_si512(),
 /* Rows r0..r1 for M (constant) vectors: each pair of weight blocks is read and
  * prepared once for all of them.  cols a multiple of 64. */
 #define MATVEC_Q8_512(name, target, dot)                                                 \
-    target INLINE void name(float *y, const int8_t *xq, const float *d8, const int M,     \
-                            const uint8_t *w, int rows, int cols, int r0, int r1)        \
+    target INLINE void name(float *y, const int8_t *xq, const float *d8, const float *s8, \
+                            const int M, const uint8_t *w, const hark_dtype T, int rows,  \
+                            int cols, int r0, int r1)                                    \
     {                                                                                    \
-        size_t row_bytes = (size_t)cols / QK * Q8_BLOCK;                                 \
+        size_t bb = hark_block_bytes(T), row_bytes = (size_t)cols / QK * bb;             \
         for (int r = r0; r < r1; r++) {                                                  \
             const uint8_t *b = w + (size_t)r * row_bytes;                                \
             __m512 acc[HARK_MAX_BATCH];                                                  \
             _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) acc[j] = _mm512_setzero_ps(); \
-            for (int c = 0; c < cols; c += 2 * QK, b += 2 * Q8_BLOCK) {                  \
-                __m512i wv = pair_weights(b);                                            \
-                __m512i aw = _mm512_abs_epi8(wv);                                        \
-                __mmask64 neg = _mm512_movepi8_mask(wv);                                 \
-                __m512 dw = pair_scales(b);                                              \
+            for (int c = 0; c < cols; c += 2 * QK, b += 2 * bb) {                        \
+                __m512i wv = pair_bytes(b, bb, T);                                       \
+                __m512i aw = HAS_MIN(T) ? wv : _mm512_abs_epi8(wv);                      \
+                __mmask64 neg = HAS_MIN(T) ? 0 : _mm512_movepi8_mask(wv);                \
+                __m512 dw = pair_halves(b, bb, 0);                                       \
+                __m512 mw = HAS_MIN(T) ? pair_halves(b, bb, 2) : _mm512_setzero_ps();    \
                 _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) {                    \
                     size_t at = (size_t)j * cols + c;                                    \
                     __m512 s = _mm512_cvtepi32_ps(dot(aw, neg, xq + at));                \
                     s = _mm512_mul_ps(s, _mm512_loadu_ps(d8 + at / 4));                  \
                     acc[j] = _mm512_fmadd_ps(s, dw, acc[j]);                             \
+                    if (HAS_MIN(T))                                                      \
+                        acc[j] = _mm512_fmadd_ps(mw, _mm512_loadu_ps(s8 + at / 4), acc[j]); \
                 }                                                                        \
             }                                                                            \
             _Pragma("GCC unroll 8") for (int j = 0; j < M; j++)                          \
@@ -178,18 +262,20 @@ MATVEC_Q8_512(matvec_q8m_vnni, AVX512_VNNI, pair_dot_vnni)
     default: CALL(8); break;                                                             \
     }
 
-AVX512 static void matvec_q8_bw(float *y, const int8_t *xq, const float *d8, int m,
-                                const uint8_t *w, int rows, int cols, int r0, int r1)
+AVX512 static void matvec_q8_bw(float *y, const int8_t *xq, const float *d8, const float *s8,
+                                int m, const uint8_t *w, hark_dtype t, int rows, int cols,
+                                int r0, int r1)
 {
-#define BW(M) matvec_q8m_bw(y, xq, d8, M, w, rows, cols, r0, r1)
+#define BW(M) WITH_CONSTANT_T(t, matvec_q8m_bw(y, xq, d8, s8, M, w, T, rows, cols, r0, r1))
     WITH_M(m, BW)
 #undef BW
 }
 
-AVX512_VNNI static void matvec_q8_vnni(float *y, const int8_t *xq, const float *d8, int m,
-                                       const uint8_t *w, int rows, int cols, int r0, int r1)
+AVX512_VNNI static void matvec_q8_vnni(float *y, const int8_t *xq, const float *d8,
+                                       const float *s8, int m, const uint8_t *w, hark_dtype t,
+                                       int rows, int cols, int r0, int r1)
 {
-#define VNNI(M) matvec_q8m_vnni(y, xq, d8, M, w, rows, cols, r0, r1)
+#define VNNI(M) WITH_CONSTANT_T(t, matvec_q8m_vnni(y, xq, d8, s8, M, w, T, rows, cols, r0, r1))
     WITH_M(m, VNNI)
 #undef VNNI
 }
@@ -230,7 +316,18 @@ AVX2 static float quantize_block_avx2(int8_t *q, const float *x)
 }
 #endif
 
-void hark_q8_quantize(int8_t *qs, float *d8, const float *x, int m, int cols)
+/* An eighth of the sum of x's 32 values, in each of the 8 places of d8's layout:
+ * the 8 lanes that hold a block's products each add one eighth. */
+static void block_sums(float *s8, const float *x)
+{
+    float sum = 0;
+    for (int k = 0; k < QK; k++)
+        sum += x[k];
+    for (int k = 0; k < 8; k++)
+        s8[k] = sum / 8;
+}
+
+void hark_q8_quantize(int8_t *qs, float *d8, float *s8, const float *x, int m, int cols)
 {
 #ifdef Q8_X86
     hark_kernel_level level = hark_kernels_level();
@@ -248,6 +345,8 @@ void hark_q8_quantize(int8_t *qs, float *d8, const float *x, int m, int cols)
             d = quantize_block_c(qs + at, x + at);
         for (int k = 0; k < 8; k++)
             d8[at / 4 + k] = d;
+        if (s8)
+            block_sums(s8 + at / 4, x + at);
     }
 }
 
@@ -258,23 +357,23 @@ void hark_q8_refuse_vnni(int on)
     vnni_refused = on;
 }
 
-void hark_matvec_q8(float *y, const int8_t *xq, const float *d8, int m, const void *w, int rows,
-                    int cols, int r0, int r1)
+void hark_matvec_q8(float *y, const int8_t *xq, const float *d8, const float *s8, int m,
+                    const void *w, hark_dtype t, int rows, int cols, int r0, int r1)
 {
 #ifdef Q8_X86
     hark_kernel_level level = hark_kernels_level();
     if (level == HARK_LEVEL_AVX512 && cols % (2 * QK) == 0) {
         /* __builtin_cpu_init ran when the kernel set was chosen */
         if (!vnni_refused && __builtin_cpu_supports("avx512vnni"))
-            matvec_q8_vnni(y, xq, d8, m, w, rows, cols, r0, r1);
+            matvec_q8_vnni(y, xq, d8, s8, m, w, t, rows, cols, r0, r1);
         else
-            matvec_q8_bw(y, xq, d8, m, w, rows, cols, r0, r1);
+            matvec_q8_bw(y, xq, d8, s8, m, w, t, rows, cols, r0, r1);
         return;
     }
     if (level != HARK_LEVEL_PORTABLE) { /* AVX2, or AVX-512 with an odd block count */
-        matvec_q8_avx2(y, xq, d8, m, w, rows, cols, r0, r1);
+        matvec_q8_avx2(y, xq, d8, s8, m, w, t, rows, cols, r0, r1);
         return;
     }
 #endif
-    matvec_q8_c(y, xq, d8, m, w, rows, cols, r0, r1);
+    matvec_q8_c(y, xq, d8, s8, m, w, t, rows, cols, r0, r1);
 }

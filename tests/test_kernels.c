@@ -97,81 +97,111 @@ static void test_matvec_quant(void)
     }
 }
 
-/* q8_0 weights times q8_0-quantised activations: the quantiser is the same
- * bits on every kernel set; the integer products match an exact double sum of
- * the same quantised values; and the result stays within the quantisation
- * bound of the f32 product (half an activation step per weight). */
-static void q8_reference(double *exact, double *bound, const uint8_t *w, const float *wf,
-                         const int8_t *xq, const float *d8, int rows, int cols)
+/* Block-quantised weights times q8_0-quantised activations: the quantiser is
+ * the same bits on every kernel set; the integer products match an exact double
+ * sum of the same quantised values (the weights' integers derived here from
+ * their f32 values, not by the kernels' unpacking); and the result stays within
+ * the quantisation bound of the f32 product (half an activation step per
+ * weight).  Errors against the exact sums are relative to the sum of the block
+ * terms' magnitudes: q4_1 / q5_1 blocks are a difference of two large terms. */
+static void q8_reference(double *exact, double *mag, double *bound, const uint8_t *w, hark_dtype t,
+                         const float *wf, const int8_t *xq, const float *d8, const float *s8,
+                         int rows, int cols)
 {
-    size_t row_bytes = hark_row_bytes(HARK_Q8_0, (size_t)cols);
+    size_t row_bytes = hark_row_bytes(t, (size_t)cols), bb = hark_block_bytes(t);
+    int with_min = t == HARK_Q4_1 || t == HARK_Q5_1;
     for (int r = 0; r < rows; r++) {
-        double sum = 0, b = 0;
+        double sum = 0, b = 0, size = 0;
         for (int c = 0; c < cols; c += 32) {
-            const uint8_t *blk = w + r * row_bytes + c / 32 * 34;
-            uint16_t h;
+            const uint8_t *blk = w + r * row_bytes + c / 32 * bb;
+            uint16_t h, hm = 0;
             memcpy(&h, blk, 2);
+            if (with_min)
+                memcpy(&hm, blk + 2, 2);
+            double d = hark_f16_to_f32(h), mw = hark_f16_to_f32(hm);
             long isum = 0;
             for (int k = 0; k < 32; k++) {
-                isum += (long)(int8_t)blk[2 + k] * xq[c + k];
-                b += fabs(wf[(size_t)r * cols + c + k]) * d8[c / 4] / 2;
+                float v = wf[(size_t)r * cols + c + k];
+                long u = d != 0 ? lrint((v - mw) / d) : 0;
+                isum += u * xq[c + k];
+                b += fabs(v) * d8[c / 4] / 2;
             }
-            sum += (double)hark_f16_to_f32(h) * d8[c / 4] * (double)isum;
+            double ints = d * d8[c / 4] * (double)isum, mins = with_min ? mw * 8 * s8[c / 4] : 0;
+            sum += ints + mins;
+            size += fabs(ints) + fabs(mins);
         }
         exact[r] = sum;
+        mag[r] = size;
         bound[r] = b;
     }
 }
 
+typedef struct q8_errors {
+    double fast, exact, bound;
+    int same_quant;
+} q8_errors;
+
+/* One shape and vector count of type t into e. */
+static void q8_case(q8_errors *e, hark_dtype t, int m, int rows, int cols, int with_128)
+{
+    size_t nq = (size_t)m * cols, nd = nq / 4;
+    float *wf, *x = malloc(sizeof(float) * nq), *d8 = malloc(sizeof(float) * nd);
+    float *s8 = malloc(sizeof(float) * nd), *d8p = malloc(sizeof(float) * nd);
+    float *s8p = malloc(sizeof(float) * nd), *fast = malloc(sizeof(float) * m * rows);
+    float *slow = malloc(sizeof(float) * m * rows), *f32 = malloc(sizeof(float) * m * rows);
+    int8_t *xq = malloc(nq), *xqp = malloc(nq);
+    double *exact = malloc(sizeof(double) * rows), *bound = malloc(sizeof(double) * rows);
+    double *mag = malloc(sizeof(double) * rows);
+    uint8_t *w = random_weights(t, rows, cols, &wf);
+    if (with_128) /* -128, which ggml's quantiser never writes but a file may hold */
+        w[2 + 5] = 0x80, wf[5] = -128 * hark_f16_to_f32((uint16_t)(w[0] | w[1] << 8));
+    for (size_t i = 0; i < nq; i++)
+        x[i] = frand() * (i % 7 == 0 ? 3.0f : 1.0f);
+    hark_q8_quantize(xq, d8, s8, x, m, cols);
+    hark_matvec_q8(fast, xq, d8, s8, m, w, t, rows, cols, 0, rows);
+    hark_kernels_force_portable(1);
+    hark_q8_quantize(xqp, d8p, s8p, x, m, cols);
+    hark_matvec_q8(slow, xq, d8, s8, m, w, t, rows, cols, 0, rows);
+    hark_matvec_q(f32, x, m, w, t, rows, cols, 0, rows);
+    hark_kernels_force_portable(0);
+    e->same_quant &= memcmp(xq, xqp, nq) == 0 && memcmp(d8, d8p, sizeof(float) * nd) == 0 &&
+                     memcmp(s8, s8p, sizeof(float) * nd) == 0;
+    e->fast = fmax(e->fast, rel_err(fast, slow, (size_t)m * rows));
+    for (int j = 0; j < m; j++) {
+        q8_reference(exact, mag, bound, w, t, wf, xq + j * cols, d8 + j * cols / 4, s8 + j * cols / 4,
+                     rows, cols);
+        double scale = 1e-6, err = 0;
+        for (int r = 0; r < rows; r++) {
+            double got = slow[j * rows + r];
+            scale = fmax(scale, mag[r]);
+            err = fmax(err, fabs(got - exact[r]));
+            e->bound = fmax(e->bound, fabs(got - f32[j * rows + r]) / (bound[r] + 1e-6));
+        }
+        e->exact = fmax(e->exact, err / scale);
+    }
+    free(wf), free(x), free(d8), free(s8), free(d8p), free(s8p), free(fast), free(slow);
+    free(f32), free(xq), free(xqp), free(exact), free(mag), free(bound), free(w);
+}
+
 static void test_matvec_q8(void)
 {
+    const hark_dtype types[] = {HARK_Q8_0, HARK_Q4_0, HARK_Q4_1, HARK_Q5_0, HARK_Q5_1};
     const int shapes[][2] = {{1, 32}, {5, 64}, {33, 96}, {7, 384}, {70, 1536}};
-    double worst_fast = 0, worst_exact = 0, worst_bound = 0;
-    int same_quant = 1;
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (int m = 1; m <= HARK_MAX_BATCH; m++) {
-            int rows = shapes[s][0], cols = shapes[s][1];
-            float *wf, *x = malloc(sizeof(float) * m * cols), *d8 = malloc(sizeof(float) * m * cols / 4);
-            float *d8p = malloc(sizeof(float) * m * cols / 4), *fast = malloc(sizeof(float) * m * rows);
-            float *slow = malloc(sizeof(float) * m * rows), *f32 = malloc(sizeof(float) * m * rows);
-            int8_t *xq = malloc((size_t)m * cols), *xqp = malloc((size_t)m * cols);
-            double *exact = malloc(sizeof(double) * rows), *bound = malloc(sizeof(double) * rows);
-            uint8_t *w = random_weights(HARK_Q8_0, rows, cols, &wf);
-            if (s == 2) /* -128, which ggml's quantiser never writes but a file may hold */
-                w[2 + 5] = 0x80, wf[5] = -128 * hark_f16_to_f32((uint16_t)(w[0] | w[1] << 8));
-            for (int i = 0; i < m * cols; i++)
-                x[i] = frand() * (i % 7 == 0 ? 3.0f : 1.0f);
-            hark_q8_quantize(xq, d8, x, m, cols);
-            hark_matvec_q8(fast, xq, d8, m, w, rows, cols, 0, rows);
-            hark_kernels_force_portable(1);
-            hark_q8_quantize(xqp, d8p, x, m, cols);
-            hark_matvec_q8(slow, xq, d8, m, w, rows, cols, 0, rows);
-            hark_matvec_q(f32, x, m, w, HARK_Q8_0, rows, cols, 0, rows);
-            hark_kernels_force_portable(0);
-            same_quant &= memcmp(xq, xqp, (size_t)m * cols) == 0 &&
-                          memcmp(d8, d8p, sizeof(float) * m * cols / 4) == 0;
-            worst_fast = fmax(worst_fast, rel_err(fast, slow, (size_t)m * rows));
-            for (int j = 0; j < m; j++) {
-                q8_reference(exact, bound, w, wf, xq + j * cols, d8 + j * cols / 4, rows, cols);
-                double scale = 1e-6, err = 0;
-                for (int r = 0; r < rows; r++) {
-                    double got = slow[j * rows + r];
-                    scale = fmax(scale, fabs(exact[r]));
-                    err = fmax(err, fabs(got - exact[r]));
-                    worst_bound = fmax(worst_bound, fabs(got - f32[j * rows + r]) / (bound[r] + 1e-6));
-                }
-                worst_exact = fmax(worst_exact, err / scale);
-            }
-            free(wf), free(x), free(d8), free(d8p), free(fast), free(slow), free(f32);
-            free(xq), free(xqp), free(exact), free(bound), free(w);
-        }
-    printf("matvec q8_0 x q8_0 (%s): max relative error %.2g against portable, %.2g against "
-           "exact sums; error against f32 activations at most %.2f of the quantisation bound\n",
-           hark_kernels_name(), worst_fast, worst_exact, worst_bound);
-    CHECK(same_quant, "%s: activation quantisation differs from the portable one", hark_kernels_name());
-    CHECK(worst_fast < 1e-5, "q8 matvec error %g against portable", worst_fast);
-    CHECK(worst_exact < 1e-5, "q8 matvec error %g against exact sums", worst_exact);
-    CHECK(worst_bound <= 1.0, "q8 matvec outside the quantisation bound (%.2f)", worst_bound);
+    for (int k = 0; k < 5; k++) {
+        q8_errors e = {0, 0, 0, 1};
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int m = 1; m <= HARK_MAX_BATCH; m++)
+                q8_case(&e, types[k], m, shapes[s][0], shapes[s][1], types[k] == HARK_Q8_0 && s == 2);
+        const char *name = hark_dtype_name(types[k]);
+        printf("matvec %s x q8_0 (%s): max relative error %.2g against portable, %.2g against "
+               "exact sums; error against f32 activations at most %.2f of the quantisation bound\n",
+               name, hark_kernels_name(), e.fast, e.exact, e.bound);
+        CHECK(e.same_quant, "%s: activation quantisation differs from the portable one",
+              hark_kernels_name());
+        CHECK(e.fast < 1e-5, "%s x q8 matvec error %g against portable", name, e.fast);
+        CHECK(e.exact < 1e-5, "%s x q8 matvec error %g against exact sums", name, e.exact);
+        CHECK(e.bound <= 1.0, "%s x q8 matvec outside the quantisation bound (%.2f)", name, e.bound);
+    }
 }
 
 static void test_widen(void)
@@ -356,28 +386,33 @@ static void test_attention(void)
     CHECK(worst < 1e-5, "attention error %g", worst);
 }
 
-/* hark_linear's q8_0 products, with the quantised vectors on its stack and (over
- * 8 x 4096 values) on the heap, give the kernel's own result bit for bit. */
+/* hark_linear's products with block-quantised weights, with the quantised
+ * vectors on its stack and (over 8 x 4096 values) on the heap, give the
+ * kernel's own result bit for bit. */
 static void test_linear_q8(void)
 {
+    const hark_dtype types[] = {HARK_Q8_0, HARK_Q4_1};
     const int m = HARK_MAX_BATCH, rows = 24, widths[] = {4096, 4160};
     int same = 1;
-    for (int s = 0; s < 2; s++) {
-        int cols = widths[s];
+    for (int s = 0; s < 4; s++) {
+        int cols = widths[s % 2];
+        hark_dtype t = types[s / 2];
         float *wf, *x = malloc(sizeof(float) * m * cols), *d8 = malloc(sizeof(float) * m * cols / 4);
+        float *s8 = malloc(sizeof(float) * m * cols / 4);
         float *y = malloc(sizeof(float) * m * rows), *ref = malloc(sizeof(float) * m * rows);
         int8_t *xq = malloc((size_t)m * cols);
-        uint8_t *w = random_weights(HARK_Q8_0, rows, cols, &wf);
+        uint8_t *w = random_weights(t, rows, cols, &wf);
         for (int i = 0; i < m * cols; i++)
             x[i] = frand();
-        hark_weight hw = {w, HARK_Q8_0, rows, cols};
+        hark_weight hw = {w, t, rows, cols};
         hark_linear(y, x, m, &hw, NULL);
-        hark_q8_quantize(xq, d8, x, m, cols);
-        hark_matvec_q8(ref, xq, d8, m, w, rows, cols, 0, rows);
+        hark_q8_quantize(xq, d8, s8, x, m, cols);
+        hark_matvec_q8(ref, xq, d8, s8, m, w, t, rows, cols, 0, rows);
         same &= memcmp(y, ref, sizeof(float) * m * rows) == 0;
-        free(wf), free(x), free(d8), free(y), free(ref), free(xq), free(w);
+        free(wf), free(x), free(d8), free(s8), free(y), free(ref), free(xq), free(w);
     }
-    CHECK(same, "%s: hark_linear's q8_0 products differ from hark_matvec_q8's", hark_kernels_name());
+    CHECK(same, "%s: hark_linear's block-quantised products differ from hark_matvec_q8's",
+          hark_kernels_name());
 }
 
 /* The AVX-512 register tiles (packed from every stored type, tails in rows,
