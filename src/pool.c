@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define cpu_relax() _mm_pause()
@@ -19,12 +20,33 @@
 
 /* About 100-300 microseconds of pause instructions: longer than the gaps
  * between one token's jobs, short next to a window's non-parallel work.  Every
- * so often the spinner yields, so that more threads than cores still move. */
-enum { SPIN_LIMIT = 1 << 14, SPINS_PER_YIELD = 64 };
+ * so often the spinner yields, so that more threads than cores still move: at
+ * once when this process runs more pool threads than there are cores (-j N
+ * with -t M), else only after PATIENT_SPINS (some microseconds), because a
+ * yield is a system call (a microsecond or more on a VM) and a job that
+ * arrives meanwhile waits for it. */
+enum { SPIN_LIMIT = 1 << 14, PATIENT_SPINS = 256, SPINS_PER_YIELD = 64 };
 
-static void spin_once(int spin)
+static atomic_int live_threads; /* the threads of every pool, callers included */
+
+static int cores(void)
 {
-    if (spin % SPINS_PER_YIELD == SPINS_PER_YIELD - 1)
+    static atomic_int n;
+    if (atomic_load(&n) == 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        atomic_store(&n, c > 0 ? (int)c : 1);
+    }
+    return atomic_load(&n);
+}
+
+int hark_pool_patient_spins(void)
+{
+    return atomic_load(&live_threads) <= cores() ? PATIENT_SPINS : 0;
+}
+
+static void spin_once(int spin, int patient)
+{
+    if (spin >= patient && spin % SPINS_PER_YIELD == SPINS_PER_YIELD - 1)
         sched_yield();
     else
         cpu_relax();
@@ -61,10 +83,11 @@ static void run_tasks(hark_pool *p)
 static long await_job(hark_pool *p, long seen)
 {
     long g;
+    int patient = hark_pool_patient_spins();
     for (int spin = 0; spin < SPIN_LIMIT; spin++) {
         if ((g = atomic_load(&p->generation)) != seen || atomic_load(&p->stopping))
             return g;
-        spin_once(spin);
+        spin_once(spin, patient);
     }
     pthread_mutex_lock(&p->lock);
     atomic_fetch_add(&p->sleepers, 1);
@@ -108,6 +131,7 @@ hark_pool *hark_pool_new(int n_threads)
             break; /* fewer threads still compute the same results */
         p->n_workers++;
     }
+    atomic_fetch_add(&live_threads, p->n_workers + 1);
     return p;
 }
 
@@ -130,6 +154,7 @@ void hark_pool_free(hark_pool *p)
     pthread_mutex_unlock(&p->lock);
     for (int i = 0; i < p->n_workers; i++)
         pthread_join(p->workers[i], NULL);
+    atomic_fetch_sub(&live_threads, p->n_workers + 1);
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->wake);
     pthread_cond_destroy(&p->done);
@@ -150,10 +175,11 @@ int hark_pool_threads(void)
 /* The caller's side of the hand-shake in await_job, for the job's end. */
 static void await_workers(hark_pool *p)
 {
+    int patient = hark_pool_patient_spins();
     for (int spin = 0; spin < SPIN_LIMIT; spin++) {
         if (atomic_load(&p->busy) == 0)
             return;
-        spin_once(spin);
+        spin_once(spin, patient);
     }
     pthread_mutex_lock(&p->lock);
     atomic_store(&p->caller_asleep, 1);

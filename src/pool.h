@@ -17,5 +17,8 @@ int hark_pool_threads(void);
  * (multiply-adds or elements, roughly) below a threshold runs in the calling
  * thread, since waking the pool costs more than small jobs. */
 void hark_parallel(int n, void (*fn)(void *arg, int i), void *arg, size_t work);
+/* How many spins a waiting thread pauses before it starts yielding now and
+ * then: some while all pools' threads fit the cores, none when they do not. */
+int hark_pool_patient_spins(void);
 
 #endif

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { MAX_TASKS = 64, BIG_WORK = 1 << 20 };
 
@@ -126,11 +127,27 @@ static void test_free_sleeping_and_spinning(void)
     }
 }
 
+/* Waiting threads pause before yielding only while every pool's threads fit
+ * the cores: pools of as many threads as cores, then one more, and back. */
+static void test_patience_follows_thread_count(void)
+{
+    int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    CHECK(hark_pool_patient_spins() > 0, "no pool: patient (%d)", hark_pool_patient_spins());
+    hark_pool *fit = hark_pool_new(cores);
+    CHECK(hark_pool_patient_spins() > 0, "%d threads on %d cores: patient", cores, cores);
+    hark_pool *more = hark_pool_new(1);
+    CHECK(hark_pool_patient_spins() == 0, "%d threads on %d cores: yields at once", cores + 1, cores);
+    hark_pool_free(more);
+    CHECK(hark_pool_patient_spins() > 0, "back to %d threads: patient", cores);
+    hark_pool_free(fit);
+}
+
 int main(void)
 {
     for (int threads = 1; threads <= 4; threads++)
         test_every_task_once(threads);
     test_small_jobs_stay_on_caller();
     test_free_sleeping_and_spinning();
+    test_patience_follows_thread_count();
     return check_summary("test_pool");
 }
