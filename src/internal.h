@@ -78,6 +78,10 @@ static inline hark_qblock hark_qblock_fields(const uint8_t *b, hark_dtype t)
     return q;
 }
 
+/* A block's 32 quants as signed integers, the offset (8, 16) taken off: w = u * d
+ * (+ min for q4_1 / q5_1, whose u are 0..31). */
+void hark_block_quants(int8_t *u, const uint8_t *b, hark_dtype t);
+
 /* A weight matrix [rows = out features][cols = in features], in its stored type. */
 typedef struct hark_weight {
     const void *data;

@@ -46,23 +46,6 @@ static float quantize_block_c(int8_t *q, const float *x)
     return d;
 }
 
-/* Block b's 32 weights as the bytes the integer products take (see the top). */
-static void block_bytes_c(int8_t *u, const uint8_t *b, hark_dtype t)
-{
-    hark_qblock q = hark_qblock_fields(b, t);
-    if (t == HARK_Q8_0) {
-        memcpy(u, q.qs, QK);
-        return;
-    }
-    for (int k = 0; k < QK / 2; k++) {
-        int lo = q.qs[k] & 0x0f, hi = q.qs[k] >> 4;
-        lo |= (int)((q.qh >> k) << 4) & 0x10;
-        hi |= (int)(q.qh >> (k + 12)) & 0x10;
-        u[k] = (int8_t)(lo - q.offset);
-        u[k + QK / 2] = (int8_t)(hi - q.offset);
-    }
-}
-
 static void matvec_q8_c(float *y, const int8_t *xq, const float *d8, const float *s8, int m,
                         const uint8_t *w, hark_dtype t, int rows, int cols, int r0, int r1)
 {
@@ -75,7 +58,7 @@ static void matvec_q8_c(float *y, const int8_t *xq, const float *d8, const float
             float acc = 0;
             for (int c = 0; c < cols; c += QK, b += bb) {
                 int8_t u[QK];
-                block_bytes_c(u, b, t);
+                hark_block_quants(u, b, t);
                 int32_t sum = 0;
                 for (int k = 0; k < QK; k++)
                     sum += (int32_t)u[k] * x[c + k]; /* q4_1 / q5_1 bytes are 0..31 */

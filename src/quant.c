@@ -37,22 +37,30 @@ static void put_half(uint8_t *p, float f)
     memcpy(p, &h, 2);
 }
 
-static void dequant_block(float *y, const uint8_t *b, hark_dtype t)
+void hark_block_quants(int8_t *u, const uint8_t *b, hark_dtype t)
 {
     hark_qblock q = hark_qblock_fields(b, t);
-    float d = hark_f16_to_f32(q.d), m = hark_f16_to_f32(q.min);
     if (t == HARK_Q8_0) {
-        for (int j = 0; j < QK; j++)
-            y[j] = (float)(int8_t)q.qs[j] * d;
+        memcpy(u, q.qs, QK);
         return;
     }
     for (int j = 0; j < QK / 2; j++) {
         int lo = q.qs[j] & 0x0f, hi = q.qs[j] >> 4;
         lo |= (int)((q.qh >> j) << 4) & 0x10;
         hi |= (int)(q.qh >> (j + 12)) & 0x10;
-        y[j] = (float)(lo - q.offset) * d + m;
-        y[j + QK / 2] = (float)(hi - q.offset) * d + m;
+        u[j] = (int8_t)(lo - q.offset);
+        u[j + QK / 2] = (int8_t)(hi - q.offset);
     }
+}
+
+static void dequant_block(float *y, const uint8_t *b, hark_dtype t)
+{
+    hark_qblock q = hark_qblock_fields(b, t);
+    float d = hark_f16_to_f32(q.d), m = hark_f16_to_f32(q.min);
+    int8_t u[QK];
+    hark_block_quants(u, b, t);
+    for (int j = 0; j < QK; j++)
+        y[j] = (float)u[j] * d + m;
 }
 
 void hark_dequantize(float *y, const void *src, hark_dtype t, size_t n)
