@@ -159,7 +159,7 @@ static int product_tasks(const hark_weight *w)
 /* The activations of a product with block-quantised weights, quantised to
  * q8_0: on the stack for the usual widths (a decode step makes ~40 of these
  * products), on the heap beyond. */
-enum { STACK_Q8 = HARK_MAX_BATCH * 4096 };
+enum { STACK_Q8 = HARK_MAX_BATCH * 2048 }; /* 48 KB: 5 beams of small.en's widest */
 typedef struct q8_vectors {
     int8_t *qs;
     float *d8, *s8;

@@ -387,12 +387,12 @@ static void test_attention(void)
 }
 
 /* hark_linear's products with block-quantised weights, with the quantised
- * vectors on its stack and (over 8 x 4096 values) on the heap, give the
+ * vectors on its stack and (over 8 x 2048 values) on the heap, give the
  * kernel's own result bit for bit. */
 static void test_linear_q8(void)
 {
     const hark_dtype types[] = {HARK_Q8_0, HARK_Q4_1};
-    const int m = HARK_MAX_BATCH, rows = 24, widths[] = {4096, 4160};
+    const int m = HARK_MAX_BATCH, rows = 24, widths[] = {2048, 2080};
     int same = 1;
     for (int s = 0; s < 4; s++) {
         int cols = widths[s % 2];
