@@ -63,11 +63,17 @@ typedef struct hark_qblock {
     int offset; /* subtracted from each quant: 8 for q4_0, 16 for q5_0, else 0 */
 } hark_qblock;
 
+/* The types whose blocks carry a minimum (w = q * d + min, q unsigned). */
+static inline int hark_block_has_min(hark_dtype t)
+{
+    return t == HARK_Q4_1 || t == HARK_Q5_1;
+}
+
 static inline hark_qblock hark_qblock_fields(const uint8_t *b, hark_dtype t)
 {
     hark_qblock q = {0, 0, 0, b + 2, t == HARK_Q4_0 ? 8 : t == HARK_Q5_0 ? 16 : 0};
     memcpy(&q.d, b, 2);
-    if (t == HARK_Q4_1 || t == HARK_Q5_1) {
+    if (hark_block_has_min(t)) {
         memcpy(&q.min, q.qs, 2);
         q.qs += 2;
     }

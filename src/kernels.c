@@ -193,20 +193,6 @@ static SCALAR_TAIL void gelu_c(float *x, size_t n)
 /* ------------------------------------------------------------ AVX-512 */
 
 #ifdef HARK_X86
-/* Runs CALL with M a compile-time constant equal to m (1..8; larger m as 8), so that
- * the always-inline kernels it calls keep their m accumulators in registers. */
-#define WITH_CONSTANT_M(m, CALL)                                                     \
-    switch (m) {                                                                     \
-    case 1: { enum { M = 1 }; CALL; } break;                                         \
-    case 2: { enum { M = 2 }; CALL; } break;                                         \
-    case 3: { enum { M = 3 }; CALL; } break;                                         \
-    case 4: { enum { M = 4 }; CALL; } break;                                         \
-    case 5: { enum { M = 5 }; CALL; } break;                                         \
-    case 6: { enum { M = 6 }; CALL; } break;                                         \
-    case 7: { enum { M = 7 }; CALL; } break;                                         \
-    default: { enum { M = 8 }; CALL; } break;                                        \
-    }
-
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,f16c,fma")))
 #define AVX2 __attribute__((target("avx2,f16c,fma")))
 

@@ -54,6 +54,20 @@ void hark_kernels_force_portable(int on);
  * CPU runs it; returns -1 otherwise. */
 int hark_kernels_select(const char *name);
 
+/* Runs CALL with M a compile-time constant equal to m (1..8; larger m as 8), so that
+ * the always-inline kernels it calls keep their m accumulators in registers. */
+#define WITH_CONSTANT_M(m, CALL)                                                     \
+    switch (m) {                                                                     \
+    case 1: { enum { M = 1 }; CALL; } break;                                         \
+    case 2: { enum { M = 2 }; CALL; } break;                                         \
+    case 3: { enum { M = 3 }; CALL; } break;                                         \
+    case 4: { enum { M = 4 }; CALL; } break;                                         \
+    case 5: { enum { M = 5 }; CALL; } break;                                         \
+    case 6: { enum { M = 6 }; CALL; } break;                                         \
+    case 7: { enum { M = 7 }; CALL; } break;                                         \
+    default: { enum { M = 8 }; CALL; } break;                                        \
+    }
+
 /* CALL in a switch over the block types t, with T the constant type in each case
  * (kernels.c, q8dot.c: the unpacking then has no branches). */
 #define WITH_CONSTANT_T(t, CALL)                                                     \

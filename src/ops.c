@@ -179,8 +179,8 @@ static void quantise_vectors(linear_job *job, q8_vectors *v)
     v->s8 = v->on_heap ? malloc(sizeof(float) * n / 4) : v->s8_stack;
     if (!v->qs || !v->d8 || !v->s8)
         return;
-    int with_sums = job->w->type == HARK_Q4_1 || job->w->type == HARK_Q5_1;
-    hark_q8_quantize(v->qs, v->d8, with_sums ? v->s8 : NULL, job->x, job->m, job->w->cols);
+    float *sums = hark_block_has_min(job->w->type) ? v->s8 : NULL;
+    hark_q8_quantize(v->qs, v->d8, sums, job->x, job->m, job->w->cols);
     job->xq = v->qs, job->d8 = v->d8, job->s8 = v->s8;
 }
 

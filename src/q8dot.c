@@ -30,9 +30,6 @@
 
 enum { QK = 32 };
 
-/* Weight types whose quants are unsigned with a per-block minimum. */
-#define HAS_MIN(t) ((t) == HARK_Q4_1 || (t) == HARK_Q5_1)
-
 /* One block of activations: d = max |x| / 127, q = x / d rounded to nearest
  * even (the rounding the vector paths' conversions do; the scale stays f32). */
 static float quantize_block_c(int8_t *q, const float *x)
@@ -64,7 +61,7 @@ static void matvec_q8_c(float *y, const int8_t *xq, const float *d8, const float
                     sum += (int32_t)u[k] * x[c + k]; /* q4_1 / q5_1 bytes are 0..31 */
                 hark_qblock q = hark_qblock_fields(b, t);
                 acc += hark_f16_to_f32(q.d) * d8[at + c / 4] * (float)sum;
-                if (HAS_MIN(t)) /* s8 holds an eighth of the block's sum in each of 8 places */
+                if (hark_block_has_min(t)) /* s8 holds an eighth of the block's sum in each of 8 places */
                     acc += hark_f16_to_f32(q.min) * (8 * s8[at + c / 4]);
             }
             y[(size_t)j * rows + r] = acc;
@@ -108,7 +105,7 @@ AVX2 INLINE __m256 block_dot_avx2(const uint8_t *b, const hark_dtype T, const in
                                   const float *d8, const float *s8)
 {
     __m256i w = block_bytes_avx2(b, T), xv = _mm256_loadu_si256((const __m256i *)x), pairs;
-    if (HAS_MIN(T))
+    if (hark_block_has_min(T))
         pairs = _mm256_maddubs_epi16(w, xv);
     else
         pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(xv, w));
@@ -116,7 +113,7 @@ AVX2 INLINE __m256 block_dot_avx2(const uint8_t *b, const hark_dtype T, const in
     hark_qblock q = hark_qblock_fields(b, T);
     __m256 scale = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(q.d)), _mm256_loadu_ps(d8));
     __m256 dot = _mm256_mul_ps(scale, _mm256_cvtepi32_ps(sum));
-    if (HAS_MIN(T))
+    if (hark_block_has_min(T))
         dot = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(q.min)), _mm256_loadu_ps(s8), dot);
     return dot;
 }
@@ -213,16 +210,16 @@ PAIR_DOT(pair_dot_vnni, AVX512_VNNI, _mm512_dpbusd_epi32(_mm512_setzero_si512(),
             _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) acc[j] = _mm512_setzero_ps(); \
             for (int c = 0; c < cols; c += 2 * QK, b += 2 * bb) {                        \
                 __m512i wv = pair_bytes(b, bb, T);                                       \
-                __m512i aw = HAS_MIN(T) ? wv : _mm512_abs_epi8(wv);                      \
-                __mmask64 neg = HAS_MIN(T) ? 0 : _mm512_movepi8_mask(wv);                \
+                __m512i aw = hark_block_has_min(T) ? wv : _mm512_abs_epi8(wv);                      \
+                __mmask64 neg = hark_block_has_min(T) ? 0 : _mm512_movepi8_mask(wv);                \
                 __m512 dw = pair_halves(b, bb, 0);                                       \
-                __m512 mw = HAS_MIN(T) ? pair_halves(b, bb, 2) : _mm512_setzero_ps();    \
+                __m512 mw = hark_block_has_min(T) ? pair_halves(b, bb, 2) : _mm512_setzero_ps();    \
                 _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) {                    \
                     size_t at = (size_t)j * cols + c;                                    \
                     __m512 s = _mm512_cvtepi32_ps(dot(aw, neg, xq + at));                \
                     s = _mm512_mul_ps(s, _mm512_loadu_ps(d8 + at / 4));                  \
                     acc[j] = _mm512_fmadd_ps(s, dw, acc[j]);                             \
-                    if (HAS_MIN(T))                                                      \
+                    if (hark_block_has_min(T))                                                      \
                         acc[j] = _mm512_fmadd_ps(mw, _mm512_loadu_ps(s8 + at / 4), acc[j]); \
                 }                                                                        \
             }                                                                            \
@@ -233,34 +230,18 @@ PAIR_DOT(pair_dot_vnni, AVX512_VNNI, _mm512_dpbusd_epi32(_mm512_setzero_si512(),
 MATVEC_Q8_512(matvec_q8m_bw, AVX512, pair_dot_bw)
 MATVEC_Q8_512(matvec_q8m_vnni, AVX512_VNNI, pair_dot_vnni)
 
-#define WITH_M(m, CALL)                                                                  \
-    switch (m) {                                                                         \
-    case 1: CALL(1); break;                                                              \
-    case 2: CALL(2); break;                                                              \
-    case 3: CALL(3); break;                                                              \
-    case 4: CALL(4); break;                                                              \
-    case 5: CALL(5); break;                                                              \
-    case 6: CALL(6); break;                                                              \
-    case 7: CALL(7); break;                                                              \
-    default: CALL(8); break;                                                             \
-    }
-
 AVX512 static void matvec_q8_bw(float *y, const int8_t *xq, const float *d8, const float *s8,
                                 int m, const uint8_t *w, hark_dtype t, int rows, int cols,
                                 int r0, int r1)
 {
-#define BW(M) WITH_CONSTANT_T(t, matvec_q8m_bw(y, xq, d8, s8, M, w, T, rows, cols, r0, r1))
-    WITH_M(m, BW)
-#undef BW
+    WITH_CONSTANT_M(m, WITH_CONSTANT_T(t, matvec_q8m_bw(y, xq, d8, s8, M, w, T, rows, cols, r0, r1)));
 }
 
 AVX512_VNNI static void matvec_q8_vnni(float *y, const int8_t *xq, const float *d8,
                                        const float *s8, int m, const uint8_t *w, hark_dtype t,
                                        int rows, int cols, int r0, int r1)
 {
-#define VNNI(M) WITH_CONSTANT_T(t, matvec_q8m_vnni(y, xq, d8, s8, M, w, T, rows, cols, r0, r1))
-    WITH_M(m, VNNI)
-#undef VNNI
+    WITH_CONSTANT_M(m, WITH_CONSTANT_T(t, matvec_q8m_vnni(y, xq, d8, s8, M, w, T, rows, cols, r0, r1)));
 }
 #endif
 
