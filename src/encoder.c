@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* cols[t][c * 3 + k] = x[stride * t + k - 1][c] for a [frames][ch] input
  * (time-major) or x[c][t'] for a channel-major one; zero outside. */
@@ -23,12 +24,20 @@ static void im2col(float *cols, const float *x, int frames, int ch, int stride, 
             }
 }
 
+/* Floats of scratch a block needs: h, q, k, v and the attention's output
+ * (the MLP's 4 x d hidden units reuse q..att, dead by then), then the
+ * attention's own scratch. */
+static size_t block_floats(int n, int d, int n_head)
+{
+    return (size_t)n * d * 5 + hark_attention_scratch(n, n, n_head);
+}
+
 /* One pre-LN self-attention block over x[n][d] (in place). */
 static void encoder_block(const hark_block *b, float *x, int n, int d, int n_head, float *buf)
 {
     float *h = buf, *q = h + (size_t)n * d, *k = q + (size_t)n * d, *v = k + (size_t)n * d;
-    float *att = v + (size_t)n * d, *mlp = att + (size_t)n * d;
-    float *scores = mlp + (size_t)n * 4 * d;
+    float *att = v + (size_t)n * d, *mlp = q;
+    float *scores = att + (size_t)n * d;
     hark_layer_norm(h, x, n, d, b->attn.ln_w, b->attn.ln_b);
     hark_linear(q, h, n, &b->attn.q, b->attn.q_b);
     hark_linear(k, h, n, &b->attn.k, NULL);
@@ -43,12 +52,21 @@ static void encoder_block(const hark_block *b, float *x, int n, int d, int n_hea
     hark_add(x, h, (size_t)n * d);
 }
 
+/* The workspace's pages are populated in one call: faulting them in one by
+ * one on first use cost ~10 us a page on a VM here (60 MB: 8 ms populated,
+ * 160 ms touched).  A hint only: kernels before 5.14 refuse it and the pages
+ * fault in as before. */
 float *hark_workspace_get(hark_workspace *ws, size_t n)
 {
     if (n > ws->cap) {
         free(ws->p);
-        ws->p = malloc(sizeof(float) * n);
+        size_t page = 4096, bytes = (sizeof(float) * n + page - 1) / page * page;
+        ws->p = aligned_alloc(page, bytes);
         ws->cap = ws->p ? n : 0;
+#ifdef MADV_POPULATE_WRITE
+        if (ws->p)
+            madvise(ws->p, bytes, MADV_POPULATE_WRITE);
+#endif
     }
     return ws->p;
 }
@@ -64,14 +82,17 @@ int hark_encode(const hark_model *m, const float *mel, float *out, hark_workspac
 {
     const hark_hparams *hp = &m->hp;
     int d = hp->n_audio_state, n = hp->n_audio_ctx, frames = 2 * n;
-    size_t cols_size = (size_t)frames * (hp->n_mels > d ? hp->n_mels : d) * 3;
-    size_t h1_size = (size_t)frames * d;
-    size_t block_size = (size_t)n * d * 9 + hark_attention_scratch(n, n, hp->n_audio_head);
+    /* the convolutions' im2col columns and conv1's output are dead once the
+     * blocks start, so the blocks' scratch reuses them: every float of the
+     * workspace is a page a first window faults in (~10 us each on a VM) */
+    size_t cols1 = (size_t)frames * hp->n_mels * 3, cols2 = (size_t)n * d * 3;
+    size_t cols_size = cols1 > cols2 ? cols1 : cols2, h1_size = (size_t)frames * d;
+    size_t conv_size = cols_size + h1_size, block_size = block_floats(n, d, hp->n_audio_head);
     hark_workspace own = {0};
-    float *all = hark_workspace_get(ws ? ws : &own, cols_size + h1_size + block_size);
+    float *all = hark_workspace_get(ws ? ws : &own, conv_size > block_size ? conv_size : block_size);
     if (!all)
         return HARK_ERR_NOMEM;
-    float *cols = all, *h1 = cols + cols_size, *buf = h1 + h1_size;
+    float *cols = all, *h1 = cols + cols_size, *buf = all;
     im2col(cols, mel, frames, hp->n_mels, 1, frames, 1);
     hark_linear(h1, cols, frames, &m->conv1, m->conv1_b);
     hark_gelu(h1, (size_t)frames * d);
