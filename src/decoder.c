@@ -25,12 +25,12 @@ int hark_cross_init(hark_cross *c, const hark_model *m)
     size_t n = (size_t)m->hp.n_text_layer * m->hp.n_audio_ctx * m->hp.n_text_state;
     memset(c, 0, sizeof *c);
     if (m->dec[0].cross.k.type == HARK_F32) { /* f32 weights: f32 all the way */
-        c->k = malloc(n * sizeof(float));
-        c->v = malloc(n * sizeof(float));
+        c->k = hark_alloc_populated(n * sizeof(float));
+        c->v = hark_alloc_populated(n * sizeof(float));
     } else {
-        c->k16 = malloc(n * sizeof(uint16_t));
-        c->v16 = malloc(n * sizeof(uint16_t));
-        c->staging = malloc((size_t)m->hp.n_audio_ctx * m->hp.n_text_state * sizeof(float));
+        c->k16 = hark_alloc_populated(n * sizeof(uint16_t));
+        c->v16 = hark_alloc_populated(n * sizeof(uint16_t));
+        c->staging = hark_alloc_populated((size_t)m->hp.n_audio_ctx * m->hp.n_text_state * sizeof(float));
     }
     if (!(c->k && c->v) && !(c->k16 && c->v16 && c->staging)) {
         hark_cross_free(c);

@@ -6,7 +6,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* cols[t][c * 3 + k] = x[stride * t + k - 1][c] for a [frames][ch] input
  * (time-major) or x[c][t'] for a channel-major one; zero outside. */
@@ -52,21 +51,12 @@ static void encoder_block(const hark_block *b, float *x, int n, int d, int n_hea
     hark_add(x, h, (size_t)n * d);
 }
 
-/* The workspace's pages are populated in one call: faulting them in one by
- * one on first use cost ~10 us a page on a VM here (60 MB: 8 ms populated,
- * 160 ms touched).  A hint only: kernels before 5.14 refuse it and the pages
- * fault in as before. */
 float *hark_workspace_get(hark_workspace *ws, size_t n)
 {
     if (n > ws->cap) {
         free(ws->p);
-        size_t page = 4096, bytes = (sizeof(float) * n + page - 1) / page * page;
-        ws->p = aligned_alloc(page, bytes);
+        ws->p = hark_alloc_populated(sizeof(float) * n);
         ws->cap = ws->p ? n : 0;
-#ifdef MADV_POPULATE_WRITE
-        if (ws->p)
-            madvise(ws->p, bytes, MADV_POPULATE_WRITE);
-#endif
     }
     return ws->p;
 }

@@ -360,7 +360,7 @@ static int prepare(loop_state *st, const float *samples, size_t n, hark_error *e
     st->content = (int)(n / SAMPLES_PER_FRAME);
     int len = 2 * m->hp.n_audio_ctx;
     st->window = malloc(sizeof(float) * (size_t)m->hp.n_mels * len);
-    st->enc = malloc(sizeof(float) * (size_t)m->hp.n_audio_ctx * m->hp.n_audio_state);
+    st->enc = hark_alloc_populated(sizeof(float) * (size_t)m->hp.n_audio_ctx * m->hp.n_audio_state);
     if (!st->window || !st->enc || hark_cross_init(&st->cross, m))
         return hark_fail(e, HARK_ERR_NOMEM, "out of memory for the model's buffers");
     if (st->p->initial_prompt && *st->p->initial_prompt) {

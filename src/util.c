@@ -120,6 +120,20 @@ void hark_map_release(hark_map *m)
     memset(m, 0, sizeof *m);
 }
 
+/* Page-aligned, then populated: faulting pages in one by one cost ~10 us a
+ * page on a VM here (60 MB: 8 ms populated, 160 ms touched).  A hint only:
+ * kernels before 5.14 refuse it and the pages fault in as before. */
+void *hark_alloc_populated(size_t bytes)
+{
+    size_t page = 4096, whole = (bytes + page - 1) / page * page;
+    void *p = aligned_alloc(page, whole ? whole : page);
+#ifdef MADV_POPULATE_WRITE
+    if (p && whole)
+        madvise(p, whole, MADV_POPULATE_WRITE);
+#endif
+    return p;
+}
+
 float hark_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16;
