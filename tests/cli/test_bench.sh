@@ -7,7 +7,7 @@
 M=tests/data/tiny-random/hf-f32
 CLIP=tests/data/clip.wav
 export HARK_BENCH_QUICK=1
-KEYS="encoder_ms decode_ms_per_token batch5_ms_per_token prompt_ms_per_token sgemm_gflops
+KEYS="encoder_ms first_encoder_ms decode_ms_per_token batch5_ms_per_token prompt_ms_per_token sgemm_gflops
       bandwidth_gbs encoder_peak_pct decode_bandwidth_pct decode_read_pct load_ms peak_rss_mb"
 
 # json_number FILE KEY: the number after "KEY": in one-line JSON, or nothing.
