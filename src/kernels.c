@@ -366,6 +366,44 @@ AVX512 static void matvec_q_avx512(float *y, const float *x, int m, const void *
     WITH_CONSTANT_T(t, matvec_qt_avx512(y, x, m, w, T, rows, cols, r0, r1));
 }
 
+/* 16 columns at c of y[j][c] += sum over rows [r0, r1) of x[j][r] W[r][c]
+ * (y starts from zero at row 0); LOADW / LOADY / STOREY: whole or masked. */
+#define VECMAT16_STEP(LOADW, LOADY, STOREY)                                               \
+    {                                                                                    \
+        __m512 acc[HARK_MAX_BATCH];                                                      \
+        _Pragma("GCC unroll 8") for (int j = 0; j < m; j++)                              \
+            acc[j] = r0 ? LOADY(y + (size_t)j * cols + c) : _mm512_setzero_ps();         \
+        for (int r = r0; r < r1; r++) {                                                  \
+            __m512 wv = _mm512_cvtph_ps(LOADW(w + (size_t)r * cols + c));                \
+            _Pragma("GCC unroll 8") for (int j = 0; j < m; j++)                          \
+                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(x[(size_t)j * rows + r]), wv, acc[j]); \
+        }                                                                                \
+        _Pragma("GCC unroll 8") for (int j = 0; j < m; j++)                              \
+            STOREY(y + (size_t)j * cols + c, acc[j]);                                    \
+    }
+#define LOADW_WHOLE(p) _mm256_loadu_si256((const __m256i *)(p))
+#define LOADW_MASKED(p) _mm256_maskz_loadu_epi16(tail, p)
+#define LOADY_MASKED(p) _mm512_maskz_loadu_ps(tail, p)
+#define STOREY_MASKED(p, v) _mm512_mask_storeu_ps(p, tail, v)
+
+/* y[j][c] = sum_r x[j][r] W[r][c], VECMAT16_ROWS rows of W at a time swept
+ * across all columns, y holding the sums between sweeps (in L1): the rows
+ * stream side by side, where a block of columns down all rows (a head's 64)
+ * was 64 strided streams, and every column's FMAs run in the order of r. */
+enum { VECMAT16_ROWS = 8 };
+AVX512 static inline __attribute__((always_inline)) void
+vecmat16_sweep_avx512(float *y, const float *x, const int m, const uint16_t *w, int rows, int cols)
+{
+    __mmask16 tail = (__mmask16)((1u << (cols % 16)) - 1);
+    for (int r0 = 0; r0 < rows; r0 += VECMAT16_ROWS) {
+        int r1 = rows - r0 < VECMAT16_ROWS ? rows : r0 + VECMAT16_ROWS, c = 0;
+        for (; c + 16 <= cols; c += 16)
+            VECMAT16_STEP(LOADW_WHOLE, _mm512_loadu_ps, _mm512_storeu_ps)
+        if (c < cols)
+            VECMAT16_STEP(LOADW_MASKED, LOADY_MASKED, STOREY_MASKED)
+    }
+}
+
 /* Columns [c, c + 16 * NB) of y[j][c] = sum_r x[j][r] W[r][c]: NB chunks of 16
  * columns side by side, so that each vector has NB independent accumulators (one
  * chain of FMAs waited 4 cycles a row: a 64-row head's scores ran at a quarter
@@ -389,7 +427,9 @@ AVX512 static void matvec_q_avx512(float *y, const float *x, int m, const void *
     }
 
 /* y[j][c] = sum_r x[j][r] W[r][c] in registers: as many column chunks at once as
- * keep 8 or more accumulators within the 32 registers, then fewer. */
+ * keep 8 or more accumulators within the 32 registers, then fewer.  From 4
+ * vectors on the sweep is faster (a head's scores, 64 x 1500: 5 vectors 23 ->
+ * 17 us, 8 vectors 35 -> 23 us); for 1 to 3 it was slower (1: 9 -> 11.5 us). */
 AVX512 static inline __attribute__((always_inline)) void
 vecmat16_m_avx512(float *y, const float *x, const int m, const uint16_t *w, int rows, int cols)
 {
@@ -398,10 +438,11 @@ vecmat16_m_avx512(float *y, const float *x, const int m, const uint16_t *w, int 
         VECMAT16_COLUMNS(8)
     else if (m <= 3)
         VECMAT16_COLUMNS(4)
-    else if (m <= 6)
-        VECMAT16_COLUMNS(2)
-    if (m <= 3)
-        VECMAT16_COLUMNS(2)
+    else { /* 4 or more vectors: fewer chunks than FMA latency needs */
+        vecmat16_sweep_avx512(y, x, m, w, rows, cols);
+        return;
+    }
+    VECMAT16_COLUMNS(2)
     VECMAT16_COLUMNS(1)
     for (; c < cols; c++) /* the last columns one by one */
         for (int j = 0; j < m; j++) {

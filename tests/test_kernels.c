@@ -266,7 +266,7 @@ static void test_softmax_gelu(void)
 
 static void test_vecmat(void)
 {
-    const int shapes[][2] = {{64, 1500}, {1, 1}, {7, 33}, {64, 100}};
+    const int shapes[][2] = {{64, 1500}, {1, 1}, {7, 33}, {64, 100}, {20, 47}};
     double worst = 0;
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
         for (int m = 1; m <= HARK_MAX_BATCH; m++) { /* each count is its own kernel */
