@@ -113,17 +113,18 @@ static void matvec_q_c(float *y, const float *x, int m, const void *w, hark_dtyp
 }
 
 /* y[j][c] = sum_r x[j][r] W[r][c]: f16 rows, each read once for m vectors. */
-static void vecmat16_c(float *y, const float *x, int m, const uint16_t *w, int rows, int cols)
+static void vecmat16_c(float *y, size_t ldy, const float *x, int m, const uint16_t *w, int rows,
+                       int cols)
 {
     float row[1024];
     for (int c0 = 0; c0 < cols; c0 += 1024) {
         int nc = cols - c0 < 1024 ? cols - c0 : 1024;
         for (int j = 0; j < m; j++)
-            memset(y + (size_t)j * cols + c0, 0, sizeof(float) * (size_t)nc);
+            memset(y + (size_t)j * ldy + c0, 0, sizeof(float) * (size_t)nc);
         for (int r = 0; r < rows; r++) {
             widen_f16_c(row, w + (size_t)r * cols + c0, (size_t)nc);
             for (int j = 0; j < m; j++) {
-                float xr = x[(size_t)j * rows + r], *yj = y + (size_t)j * cols + c0;
+                float xr = x[(size_t)j * rows + r], *yj = y + (size_t)j * ldy + c0;
                 for (int c = 0; c < nc; c++)
                     yj[c] += xr * row[c];
             }
@@ -372,14 +373,14 @@ AVX512 static void matvec_q_avx512(float *y, const float *x, int m, const void *
     {                                                                                    \
         __m512 acc[HARK_MAX_BATCH];                                                      \
         _Pragma("GCC unroll 8") for (int j = 0; j < m; j++)                              \
-            acc[j] = r0 ? LOADY(y + (size_t)j * cols + c) : _mm512_setzero_ps();         \
+            acc[j] = r0 ? LOADY(y + (size_t)j * ldy + c) : _mm512_setzero_ps();         \
         for (int r = r0; r < r1; r++) {                                                  \
             __m512 wv = _mm512_cvtph_ps(LOADW(w + (size_t)r * cols + c));                \
             _Pragma("GCC unroll 8") for (int j = 0; j < m; j++)                          \
                 acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(x[(size_t)j * rows + r]), wv, acc[j]); \
         }                                                                                \
         _Pragma("GCC unroll 8") for (int j = 0; j < m; j++)                              \
-            STOREY(y + (size_t)j * cols + c, acc[j]);                                    \
+            STOREY(y + (size_t)j * ldy + c, acc[j]);                                    \
     }
 #define LOADW_WHOLE(p) _mm256_loadu_si256((const __m256i *)(p))
 #define LOADW_MASKED(p) _mm256_maskz_loadu_epi16(tail, p)
@@ -392,7 +393,8 @@ AVX512 static void matvec_q_avx512(float *y, const float *x, int m, const void *
  * was 64 strided streams, and every column's FMAs run in the order of r. */
 enum { VECMAT16_ROWS = 8 };
 AVX512 static inline __attribute__((always_inline)) void
-vecmat16_sweep_avx512(float *y, const float *x, const int m, const uint16_t *w, int rows, int cols)
+vecmat16_sweep_avx512(float *y, size_t ldy, const float *x, const int m, const uint16_t *w,
+                      int rows, int cols)
 {
     __mmask16 tail = (__mmask16)((1u << (cols % 16)) - 1);
     for (int r0 = 0; r0 < rows; r0 += VECMAT16_ROWS) {
@@ -423,7 +425,7 @@ vecmat16_sweep_avx512(float *y, const float *x, const int m, const uint16_t *w, 
         }                                                                                \
         _Pragma("GCC unroll 8") for (int b = 0; b < (NB); b++)                           \
             _Pragma("GCC unroll 8") for (int j = 0; j < m; j++)                          \
-                _mm512_storeu_ps(y + (size_t)j * cols + c + 16 * b, acc[b][j]);          \
+                _mm512_storeu_ps(y + (size_t)j * ldy + c + 16 * b, acc[b][j]);          \
     }
 
 /* y[j][c] = sum_r x[j][r] W[r][c] in registers: as many column chunks at once as
@@ -431,7 +433,8 @@ vecmat16_sweep_avx512(float *y, const float *x, const int m, const uint16_t *w, 
  * vectors on the sweep is faster (a head's scores, 64 x 1500: 5 vectors 23 ->
  * 17 us, 8 vectors 35 -> 23 us); for 1 to 3 it was slower (1: 9 -> 11.5 us). */
 AVX512 static inline __attribute__((always_inline)) void
-vecmat16_m_avx512(float *y, const float *x, const int m, const uint16_t *w, int rows, int cols)
+vecmat16_m_avx512(float *y, size_t ldy, const float *x, const int m, const uint16_t *w,
+                  int rows, int cols)
 {
     int c = 0;
     if (m == 1)
@@ -439,7 +442,7 @@ vecmat16_m_avx512(float *y, const float *x, const int m, const uint16_t *w, int 
     else if (m <= 3)
         VECMAT16_COLUMNS(4)
     else { /* 4 or more vectors: fewer chunks than FMA latency needs */
-        vecmat16_sweep_avx512(y, x, m, w, rows, cols);
+        vecmat16_sweep_avx512(y, ldy, x, m, w, rows, cols);
         return;
     }
     VECMAT16_COLUMNS(2)
@@ -452,14 +455,14 @@ vecmat16_m_avx512(float *y, const float *x, const int m, const uint16_t *w, int 
                 memcpy(&h, w + (size_t)r * cols + c, 2);
                 s += x[(size_t)j * rows + r] * f16_table[h];
             }
-            y[(size_t)j * cols + c] = s;
+            y[(size_t)j * ldy + c] = s;
         }
 }
 
-AVX512 static void vecmat16_avx512(float *y, const float *x, int m, const uint16_t *w, int rows,
-                                   int cols)
+AVX512 static void vecmat16_avx512(float *y, size_t ldy, const float *x, int m, const uint16_t *w,
+                                   int rows, int cols)
 {
-    WITH_CONSTANT_M(m, vecmat16_m_avx512(y, x, M, w, rows, cols));
+    WITH_CONSTANT_M(m, vecmat16_m_avx512(y, ldy, x, M, w, rows, cols));
 }
 
 /* exp on 16 lanes: x = k ln2 + r, |r| <= ln2/2, degree-6 polynomial, 2^k by scalef. */
@@ -685,7 +688,7 @@ typedef struct kernel_set {
     void (*add)(float *, const float *, size_t);
     void (*layer_norm)(float *, const float *, int, const float *, const float *);
     void (*narrow_f16)(uint16_t *, const float *, size_t);
-    void (*vecmat16)(float *, const float *, int, const uint16_t *, int, int);
+    void (*vecmat16)(float *, size_t, const float *, int, const uint16_t *, int, int);
 } kernel_set;
 
 static const kernel_set PORTABLE = {"portable C", HARK_LEVEL_PORTABLE, widen_f16_c, matvec_c, softmax_row_c, gelu_c,
@@ -794,9 +797,10 @@ void hark_softmax_row(float *x, int n)
     kernels()->softmax_row(x, n);
 }
 
-void hark_vecmat16(float *y, const float *x, int m, const uint16_t *w, int rows, int cols)
+void hark_vecmat16(float *y, size_t ldy, const float *x, int m, const uint16_t *w, int rows,
+                   int cols)
 {
-    kernels()->vecmat16(y, x, m, w, rows, cols);
+    kernels()->vecmat16(y, ldy, x, m, w, rows, cols);
 }
 
 void hark_narrow_f16(uint16_t *dst, const float *src, size_t n)

@@ -33,8 +33,10 @@ void hark_q8_refuse_vnni(int on);
 void hark_softmax_row(float *x, int n);
 void hark_gelu_fast(float *x, size_t n);
 /* y[j][c] = sum_r x[j][r] W[r][c] for m <= HARK_MAX_BATCH vectors x[m][rows], W f16
- * [rows][cols]: short rows (a head's d_head) without a reduction per output. */
-void hark_vecmat16(float *y, const float *x, int m, const uint16_t *w, int rows, int cols);
+ * [rows][cols]: short rows (a head's d_head) without a reduction per output.
+ * y's rows are ldy >= cols floats apart. */
+void hark_vecmat16(float *y, size_t ldy, const float *x, int m, const uint16_t *w, int rows,
+                   int cols);
 /* f32 -> f16, round to nearest even (the same bits as hark_f32_to_f16). */
 void hark_narrow_f16(uint16_t *dst, const float *src, size_t n);
 /* log(sum(exp(x))), -inf entries ignored (-inf if all are). */

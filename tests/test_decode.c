@@ -8,6 +8,8 @@
 #include "transcribe.h"
 
 #define MODEL "tests/data/tiny-random/hf-f32"
+#define MODEL_F16 "tests/data/tiny-random/hf-f16"
+#define DEFAULT_MODEL "models/hark-en-tiny"
 
 static hark_decode_opts opts(int timestamps)
 {
@@ -177,16 +179,23 @@ static void test_beam_reference(const hark_model *m)
     cJSON_Delete(ref);
 }
 
+/* A made-up encoder output projected into cross K/V. */
+static void fake_cross(const hark_model *m, hark_cross *cross)
+{
+    float *enc = calloc((size_t)m->hp.n_audio_ctx * m->hp.n_audio_state, sizeof(float));
+    for (int i = 0; i < m->hp.n_audio_ctx * m->hp.n_audio_state; i++)
+        enc[i] = sinf(i * 0.37f);
+    hark_cross_init(cross, m);
+    hark_cross_set(m, cross, enc);
+    free(enc);
+}
+
 /* Batched steps give the logits of separate steps (5 sequences, 3 steps). */
 static void test_batch(const hark_model *m)
 {
     int V = m->hp.n_vocab, n = 5;
-    float *enc = calloc((size_t)m->hp.n_audio_ctx * m->hp.n_audio_state, sizeof(float));
-    for (int i = 0; i < m->hp.n_audio_ctx * m->hp.n_audio_state; i++)
-        enc[i] = sinf(i * 0.37f);
     hark_cross cross;
-    hark_cross_init(&cross, m);
-    hark_cross_set(m, &cross, enc);
+    fake_cross(m, &cross);
     hark_kv a[5], b[5], *pb[5];
     float *la = malloc(sizeof(float) * V * n), *lb = malloc(sizeof(float) * V * n);
     int start[2] = {m->vocab.sp.sot, m->vocab.sp.notimestamps};
@@ -207,14 +216,58 @@ static void test_batch(const hark_model *m)
         CHECK(hark_decode_batch(m, pb, toks, n, lb) == 0, "batch step");
         worst = fmax(worst, max_abs_diff(la, lb, (size_t)V * n));
     }
-    printf("batched vs single decoding: max |logit diff| %.3g\n", worst);
-    CHECK(worst < 1e-3, "batched logits differ by %g", worst);
+    printf("%s: batched vs single decoding: max |logit diff| %.3g\n", m->path, worst);
+    CHECK(worst < 1e-3, "%s: batched logits differ by %g", m->path, worst);
     for (int i = 0; i < n; i++)
         CHECK(a[i].n_past == b[i].n_past && b[i].n_past == 5, "cache length %d", b[i].n_past);
     for (int i = 0; i < n; i++)
         hark_kv_free(&a[i]), hark_kv_free(&b[i]);
     hark_cross_free(&cross);
-    free(enc), free(la), free(lb);
+    free(la), free(lb);
+}
+
+/* A prompt decoded in one call (more tokens than a batch of vectors, so
+ * the cross-attention's many-query path) gives the last token's logits of
+ * token-by-token steps. */
+static void test_prompt_call(const hark_model *m)
+{
+    enum { N = 21 };
+    int V = m->hp.n_vocab, toks[N];
+    hark_cross cross;
+    fake_cross(m, &cross);
+    hark_kv a, b;
+    hark_kv_init(&a, m, &cross);
+    hark_kv_init(&b, m, &cross);
+    float *la = malloc(sizeof(float) * V), *lb = malloc(sizeof(float) * V);
+    for (int i = 0; i < N; i++) {
+        toks[i] = 40 + 11 * i;
+        hark_decode(m, &a, &toks[i], 1, la);
+    }
+    CHECK(hark_decode(m, &b, toks, N, lb) == 0, "prompt call");
+    double worst = max_abs_diff(la, lb, (size_t)V);
+    printf("%s: one call of %d tokens vs %d steps: max |logit diff| %.3g\n", m->path, N, N, worst);
+    CHECK(worst < 1e-3, "%s: the prompt's logits differ by %g", m->path, worst);
+    hark_kv_free(&a), hark_kv_free(&b);
+    hark_cross_free(&cross);
+    free(la), free(lb);
+}
+
+/* The batched and prompt paths on models whose cross K/V are kept in f16:
+ * the test model (100 frames) and the default one (500 frames: several of
+ * the key tiles the f16 K is stored in). */
+static void test_f16_paths(void)
+{
+    const char *paths[] = {MODEL_F16, DEFAULT_MODEL};
+    for (int i = 0; i < 2; i++) {
+        char err[512];
+        hark_model *m = hark_model_load(paths[i], err, sizeof err);
+        CHECK(m != NULL, "%s", err);
+        if (!m)
+            continue;
+        test_batch(m);
+        test_prompt_call(m);
+        hark_model_free(m);
+    }
 }
 
 static void test_bad_params(hark_model *m)
@@ -282,11 +335,13 @@ int main(void)
         test_timestamp_rules(m);
         test_beam_vs_greedy(m);
         test_batch(m);
+        test_prompt_call(m);
         test_beam_reference(m);
         test_bad_params(m);
         test_fallback_end_to_end(m);
     }
     test_fallback_rule();
+    test_f16_paths();
     hark_model_free(m);
     return check_summary("decode");
 }

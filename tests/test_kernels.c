@@ -278,9 +278,9 @@ static void test_vecmat(void)
                 w[i] = hark_f32_to_f16(frand());
             for (int i = 0; i < m * rows; i++)
                 x[i] = frand();
-            hark_vecmat16(a, x, m, w, rows, cols);
+            hark_vecmat16(a, cols, x, m, w, rows, cols);
             hark_kernels_force_portable(1);
-            hark_vecmat16(b, x, m, w, rows, cols);
+            hark_vecmat16(b, cols, x, m, w, rows, cols);
             hark_kernels_force_portable(0);
             worst = fmax(worst, rel_err(a, b, (size_t)m * cols));
             free(w), free(x), free(a), free(b);
