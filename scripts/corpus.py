@@ -5,6 +5,10 @@ Sources (Debian packages; install with
   apt-get install fortunes fortunes-min wamerican):
   - /usr/share/games/fortunes/*  (fortune cookies, quotations)
   - short package descriptions from `apt-cache dumpavail` (optional, --descriptions)
+  - with --wordnet: the example sentences of WordNet (apt-get install wordnet-base),
+    written to corpus/train-wordnet.txt only, for training: deduplicated against the
+    committed train/valid/test files, and those whose hash falls in validation or
+    test dropped, so that the committed validation and test sets stay as they are
 Every word must be in /usr/share/dict/american-english (wamerican), so the
 synthesizers can say it and the text has no codes, numbers or URLs.
 
@@ -16,7 +20,10 @@ it is fixed (no RNG state) and stable when sources grow:
   ~2 % validation, ~2 % test, the rest train.
 
 Usage: scripts/corpus.py [--out corpus] [--descriptions]
-Writes corpus/train.txt, corpus/valid.txt, corpus/test.txt (one sentence a line).
+       scripts/corpus.py --wordnet [--out corpus]
+Writes corpus/train.txt, corpus/valid.txt, corpus/test.txt (one sentence a line), or
+with --wordnet corpus/train-wordnet.txt (synthesize it with
+scripts/synth.py build --split train-wordnet ...).
 """
 import argparse
 import glob
@@ -27,6 +34,7 @@ import subprocess
 import unicodedata
 
 FORTUNE_DIR = "/usr/share/games/fortunes"
+WORDNET_DIR = "/usr/share/wordnet"
 DICT = "/usr/share/dict/american-english"
 SALT = b"hark-corpus-v1"
 
@@ -71,6 +79,15 @@ def description_texts():
     for line in out.split("\n"):
         if line.startswith("Description: "):
             yield line[len("Description: "):]
+
+
+def wordnet_texts():
+    """The quoted usage examples of WordNet's synsets ("he ran to the store")."""
+    for path in sorted(glob.glob(os.path.join(WORDNET_DIR, "data.*"))):
+        with open(path, encoding="utf-8", errors="ignore") as f:
+            for line in f:
+                if not line.startswith("  "):   # the licence header
+                    yield from re.findall(r'"([^"]+)"', line)
 
 
 def split_sentences(text):
@@ -124,13 +141,45 @@ def split_of(k):
     return "valid" if h < 20 else "test" if h < 40 else "train"
 
 
+def committed_keys(out_dir):
+    keys = set()
+    for name in ("train", "valid", "test"):
+        with open(os.path.join(out_dir, name + ".txt")) as f:
+            keys.update(key(l.strip()) for l in f if l.strip())
+    return keys
+
+
+def write_lines(path, lines):
+    lines.sort(key=lambda s: hashlib.sha256(SALT + s.encode()).hexdigest())
+    with open(path, "w") as f:
+        f.write("".join(l + "\n" for l in lines))
+
+
+def build_wordnet(out_dir, words):
+    seen, lines = committed_keys(out_dir), []
+    for text in wordnet_texts():
+        s = normalise(text, words)
+        if s is None or key(s) in seen:
+            continue
+        seen.add(key(s))
+        if split_of(key(s)) == "train":
+            lines.append(s)
+    write_lines(os.path.join(out_dir, "train-wordnet.txt"), lines)
+    print("train-wordnet", len(lines))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "corpus"))
     ap.add_argument("--descriptions", action="store_true",
                     help="also use short package descriptions (apt-cache dumpavail)")
+    ap.add_argument("--wordnet", action="store_true",
+                    help="write train-wordnet.txt from WordNet's examples (see above)")
     args = ap.parse_args()
     words = load_dict()
+    if args.wordnet:
+        build_wordnet(args.out, words)
+        return
     seen, out = set(), {"train": [], "valid": [], "test": []}
     sources = [fortune_texts()] + ([description_texts()] if args.descriptions else [])
     for src in sources:
@@ -146,9 +195,7 @@ def main():
                 out[split_of(k)].append(s)
     os.makedirs(args.out, exist_ok=True)
     for name, lines in out.items():
-        lines.sort(key=lambda s: hashlib.sha256(SALT + s.encode()).hexdigest())
-        with open(os.path.join(args.out, name + ".txt"), "w") as f:
-            f.write("".join(l + "\n" for l in lines))
+        write_lines(os.path.join(args.out, name + ".txt"), lines)
         print(name, len(lines))
 
 
