@@ -55,6 +55,10 @@ typedef struct hark_params {
     unsigned long long seed;           /* sampling generator seed (default 0)             */
     int word_timestamps;               /* word-level timing from cross-attention DTW      */
     int highlight_words;               /* srt/vtt: a cue per word, the word underlined     */
+    /* srt/vtt cues laid out from the words, as openai's options (0: not set) */
+    int max_line_width;                /* characters a line                               */
+    int max_line_count;                /* lines a cue (with max_line_width)               */
+    int max_words_per_line;            /* words a cue (without max_line_width)            */
 } hark_params;
 
 typedef struct hark_token_info {

@@ -30,6 +30,12 @@ static const char USAGE[] =
     "      --detect-language     print the most likely languages and stop\n"
     "      --no-timestamps       no timestamp tokens: one segment per window\n"
     "      --word-timestamps     word-level timing (words in the json)\n"
+    "      --max-line-width N    srt/vtt: lines of at most N characters (implies\n"
+    "                            --word-timestamps; cues keep to segments unless\n"
+    "                            --max-line-count is given too)\n"
+    "      --max-line-count N    srt/vtt: cues of at most N lines (with --max-line-width)\n"
+    "      --max-words-per-line N  srt/vtt: cues of at most N words (without\n"
+    "                            --max-line-width)\n"
     "      --highlight-words     srt/vtt: a cue per word, the word underlined (implies\n"
     "                            --word-timestamps)\n"
     "      --beam-size N         beams at temperature 0 (default 5; 1 = greedy)\n"
@@ -228,6 +234,13 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
         return float_arg(v, &p->no_speech_threshold);
     else if (!strcmp(name, "--initial-prompt"))
         p->initial_prompt = v;
+    else if (!strcmp(name, "--max-line-width") || !strcmp(name, "--max-line-count") ||
+             !strcmp(name, "--max-words-per-line")) {
+        p->word_timestamps = 1; /* the cues are laid out from the words */
+        return int_arg(v, 1, 100000, !strcmp(name, "--max-line-width")   ? &p->max_line_width
+                                     : !strcmp(name, "--max-line-count") ? &p->max_line_count
+                                                                          : &p->max_words_per_line);
+    }
     else if (!strcmp(name, "--seed")) {
         p->seed = strtoull(v, &end, 10);
         return *v && !*end ? 0 : -1;

@@ -104,56 +104,180 @@ static void put_cue(sbuf *b, int *index, double start, double end, const char *t
     put(b, "\n");
 }
 
-/* The segment's words joined, word k (if >= 0) underlined after its spaces. */
-static char *words_text(const hark_segment *s, int k)
+/* ------------------------------------------------------------ word cues */
+
+/* A word in a cue (openai's iterate_subtitles): as spoken (its leading
+ * space), stripped (first of a cue), or stripped on a new line. */
+enum { WORD_AS_SPOKEN, WORD_STRIPPED, WORD_NEW_LINE };
+
+typedef struct cue_word {
+    const hark_word *w;
+    int starts_cue;
+    int shown; /* WORD_... */
+} cue_word;
+
+/* Characters as Python's len() counts them (UTF-8 code points). */
+static size_t chars(const char *s)
 {
-    size_t n = 1;
-    for (int i = 0; i < s->n_words; i++)
-        n += strlen(s->words[i].text) + 7;
-    char *t = malloc(n), *p = t;
-    for (int i = 0; t && i < s->n_words; i++) {
-        const char *w = s->words[i].text;
-        size_t lead = strspn(w, " ");
-        if (i == k)
-            p += sprintf(p, "%.*s<u>%s</u>", (int)lead, w, w + lead);
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+static size_t stripped_chars(const char *s)
+{
+    char *t = stripped(s);
+    size_t n = t ? chars(t) : 0;
+    free(t);
+    return n;
+}
+
+/* Where word k of a segment goes, given the line so far (openai's rules):
+ * lines of at most max_line_width characters, cues of at most max_line_count
+ * lines, a new cue after a pause of over 3 s; without both of those, each
+ * segment, or each max_words_per_line words of one, is a cue of its own. */
+typedef struct layout {
+    const hark_params *p;
+    int keep_segments, per_line, lines, in_cue;
+    size_t width, line_len;
+    double last; /* the previous word's start */
+} layout;
+
+static cue_word place(layout *l, const hark_word *w, int k)
+{
+    cue_word c = {w, 0, WORD_AS_SPOKEN};
+    int pause = !l->keep_segments && w->start - l->last > 3.0;
+    int segment_break = l->keep_segments && k % l->per_line == 0 && l->in_cue > 0;
+    if (l->line_len > 0 && l->line_len + chars(w->text) <= l->width && !pause && !segment_break) {
+        l->line_len += chars(w->text);
+    } else {
+        c.shown = WORD_STRIPPED;
+        if (segment_break ||
+            (l->in_cue > 0 && l->p->max_line_count > 0 && (pause || l->lines >= l->p->max_line_count))) {
+            l->in_cue = 0;
+            l->lines = 1;
+        } else if (l->line_len > 0) {
+            l->lines++;
+            c.shown = WORD_NEW_LINE;
+        }
+        l->line_len = stripped_chars(w->text);
+    }
+    c.starts_cue = l->in_cue++ == 0;
+    l->last = w->start;
+    return c;
+}
+
+/* Every word of the result, placed; NULL when out of memory. */
+static cue_word *lay_out(const hark_result *r, const hark_params *p, int *n)
+{
+    int total = 0;
+    for (int i = 0; i < r->n; i++)
+        total += r->seg[i].n_words;
+    cue_word *cw = malloc(sizeof *cw * (size_t)(total ? total : 1));
+    layout l = {p, !(p->max_line_width > 0 && p->max_line_count > 0),
+                p->max_words_per_line > 0 ? p->max_words_per_line : 1000, 1, 0,
+                p->max_line_width > 0 ? (size_t)p->max_line_width : 1000, 0, 0};
+    *n = 0;
+    for (int i = 0; cw && i < r->n; i++)
+        for (int k = 0; k < r->seg[i].n_words; k++) {
+            if (*n == 0)
+                l.last = r->seg[i].words[k].start;
+            cw[(*n)++] = place(&l, &r->seg[i].words[k], k);
+        }
+    return cw;
+}
+
+/* A cue's text, word u (if >= 0) underlined after its blanks. */
+static char *cue_text(const cue_word *cw, int n, int u)
+{
+    size_t size = 1;
+    for (int i = 0; i < n; i++)
+        size += strlen(cw[i].w->text) + 8;
+    char *t = malloc(size), *p = t;
+    for (int i = 0; t && i < n; i++) {
+        char *word = cw[i].shown == WORD_AS_SPOKEN ? strdup(cw[i].w->text) : stripped(cw[i].w->text);
+        if (!word) {
+            free(t);
+            return NULL;
+        }
+        const char *brk = cw[i].shown == WORD_NEW_LINE ? "\n" : "";
+        size_t lead = strspn(word, " \t\n\r");
+        if (i == u)
+            p += sprintf(p, "%s%.*s<u>%s</u>", brk, (int)lead, word, word + lead);
         else
-            p += sprintf(p, "%s", w);
+            p += sprintf(p, "%s%s", brk, word);
+        free(word);
     }
     if (t)
         *p = 0;
     return t;
 }
 
-/* openai's --highlight_words: a cue per word with that word underlined, and
- * the plain line over any gap between words. */
-static void put_highlighted(sbuf *b, int *index, const hark_segment *s, int srt)
+/* One cue of words; with highlight (openai's --highlight_words) a cue per
+ * word with that word underlined, and the plain text over any gap. */
+static void put_word_cue(sbuf *b, int *index, const cue_word *cw, int n, int highlight, int srt)
 {
-    char *plain = words_text(s, -1);
-    double last = s->words[0].start;
-    for (int k = 0; plain && k < s->n_words; k++) {
-        const hark_word *w = &s->words[k];
+    char *plain = cue_text(cw, n, -1);
+    if (!plain) {
+        b->oom = 1;
+        return;
+    }
+    if (!highlight)
+        put_cue(b, index, cw[0].w->start, cw[n - 1].w->end, plain, srt);
+    double last = cw[0].w->start;
+    for (int k = 0; highlight && k < n; k++) {
+        const hark_word *w = cw[k].w;
         if (lround(last * 1000) != lround(w->start * 1000))
             put_cue(b, index, last, w->start, plain, srt);
-        char *marked = words_text(s, k);
+        char *marked = cue_text(cw, n, k);
         if (marked)
             put_cue(b, index, w->start, w->end, marked, srt);
+        b->oom |= !marked;
         free(marked);
         last = w->end;
     }
     free(plain);
 }
 
-static void put_subtitles(sbuf *b, const hark_result *r, int highlight, int srt)
+static void put_word_cues(sbuf *b, int *index, const hark_result *r, const hark_params *p, int srt)
 {
-    int index = 0;
+    int n;
+    cue_word *cw = lay_out(r, p, &n);
+    if (!cw) {
+        b->oom = 1;
+        return;
+    }
+    for (int a = 0, z; a < n; a = z) {
+        for (z = a + 1; z < n && !cw[z].starts_cue; z++)
+            ;
+        put_word_cue(b, index, cw + a, z - a, p->highlight_words, srt);
+    }
+    free(cw);
+}
+
+static int has_words(const hark_result *r)
+{
+    for (int i = 0; i < r->n; i++)
+        if (r->seg[i].n_words > 0)
+            return 1;
+    return 0;
+}
+
+/* Cues from the words when their layout or highlighting was asked for,
+ * else a cue per segment. */
+static void put_subtitles(sbuf *b, const hark_result *r, const hark_params *p, int srt)
+{
+    int index = 0, by_words = p->highlight_words || p->max_line_width > 0 ||
+                              p->max_line_count > 0 || p->max_words_per_line > 0;
     if (!srt)
         put(b, "WEBVTT\n\n");
-    for (int i = 0; i < r->n; i++) {
-        if (highlight && r->seg[i].n_words > 0)
-            put_highlighted(b, &index, &r->seg[i], srt);
-        else
-            put_cue(b, &index, r->seg[i].start, r->seg[i].end, r->seg[i].text, srt);
+    if (by_words && has_words(r)) {
+        put_word_cues(b, &index, r, p, srt);
+        return;
     }
+    for (int i = 0; i < r->n; i++)
+        put_cue(b, &index, r->seg[i].start, r->seg[i].end, r->seg[i].text, srt);
 }
 
 static void put_tsv(sbuf *b, const hark_result *r)
@@ -221,49 +345,47 @@ static void put_json(sbuf *b, const hark_result *r)
     cJSON_Delete(root);
 }
 
-static void put_srt(sbuf *b, const hark_result *r, int highlight)
+static void put_srt(sbuf *b, const hark_result *r, const hark_params *p)
 {
-    put_subtitles(b, r, highlight, 1);
+    put_subtitles(b, r, p, 1);
 }
 
-static void put_vtt(sbuf *b, const hark_result *r, int highlight)
+static void put_vtt(sbuf *b, const hark_result *r, const hark_params *p)
 {
-    put_subtitles(b, r, highlight, 0);
+    put_subtitles(b, r, p, 0);
 }
 
-static void put_txt_h(sbuf *b, const hark_result *r, int highlight)
+static void put_txt_p(sbuf *b, const hark_result *r, const hark_params *p)
 {
-    (void)highlight;
+    (void)p;
     put_txt(b, r);
 }
 
-static void put_tsv_h(sbuf *b, const hark_result *r, int highlight)
+static void put_tsv_p(sbuf *b, const hark_result *r, const hark_params *p)
 {
-    (void)highlight;
+    (void)p;
     put_tsv(b, r);
 }
 
-static void put_json_h(sbuf *b, const hark_result *r, int highlight)
+static void put_json_p(sbuf *b, const hark_result *r, const hark_params *p)
 {
-    (void)highlight;
+    (void)p;
     put_json(b, r);
 }
 
 static const struct {
     const char *name;
-    void (*write)(sbuf *, const hark_result *, int highlight);
-} WRITERS[] = {{"txt", put_txt_h}, {"srt", put_srt}, {"vtt", put_vtt}, {"tsv", put_tsv_h},
-               {"json", put_json_h}};
+    void (*write)(sbuf *, const hark_result *, const hark_params *);
+} WRITERS[] = {{"txt", put_txt_p}, {"srt", put_srt}, {"vtt", put_vtt}, {"tsv", put_tsv_p},
+               {"json", put_json_p}};
 
-char *hark_format_output(const hark_context *ctx, const char *format)
+char *hark_format_result(const hark_result *r, const hark_params *p, const char *format)
 {
-    const hark_result *r = hark_context_result(ctx);
-    int highlight = hark_context_params(ctx)->highlight_words;
     for (size_t i = 0; i < sizeof WRITERS / sizeof WRITERS[0]; i++)
         if (strcmp(format, WRITERS[i].name) == 0) {
             sbuf b = {0};
             put(&b, "%s", "");
-            WRITERS[i].write(&b, r, highlight);
+            WRITERS[i].write(&b, r, p);
             if (b.oom) {
                 free(b.s);
                 return NULL;
@@ -271,6 +393,11 @@ char *hark_format_output(const hark_context *ctx, const char *format)
             return b.s;
         }
     return NULL;
+}
+
+char *hark_format_output(const hark_context *ctx, const char *format)
+{
+    return hark_format_result(hark_context_result(ctx), hark_context_params(ctx), format);
 }
 
 int hark_write_output(const hark_context *ctx, const char *format, const char *path, char *err,

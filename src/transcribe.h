@@ -32,6 +32,9 @@ typedef struct hark_result {
 } hark_result;
 
 void hark_result_clear(hark_result *r);
+/* The result in one of the writers' formats (txt srt vtt tsv json), or NULL
+ * (unknown format, out of memory); the caller frees it. */
+char *hark_format_result(const hark_result *r, const hark_params *p, const char *format);
 float hark_compression_ratio(const char *text);
 /* openai's fallback rule: retry at the next temperature when the text is too
  * repetitive or too unlikely, unless the window is silence. */

@@ -2,8 +2,11 @@
  * values; srt, vtt and tsv lines parsed and compared with the segments. */
 #include <cJSON.h>
 
+#include <string.h>
+
 #include "check.h"
 #include "hark.h"
+#include "transcribe.h"
 
 static double stamp(const char *s, int srt)
 {
@@ -96,6 +99,75 @@ static void test_tsv(hark_context *c)
     free(text);
 }
 
+/* ------------------------------------------------------------ word cues */
+
+static hark_word W[] = {{" The", 0.0, 0.3, 1}, {" quick", 0.3, 0.6, 1}, {" brown", 0.6, 0.9, 1},
+                        {" fox", 0.9, 1.2, 1},  {" jumps", 1.2, 1.5, 1}, {" over", 5.0, 5.3, 1},
+                        {" the", 5.3, 5.5, 1},  {" lazy", 5.5, 5.8, 1},  {" dog.", 5.8, 6.2, 1}};
+
+/* Two segments of hand-made words: 0-1.5 s and, after a pause, 5-6.2 s. */
+static hark_result two_segments(hark_segment seg[2])
+{
+    memset(seg, 0, 2 * sizeof *seg);
+    seg[0] = (hark_segment){.start = 0, .end = 1.5, .text = " The quick brown fox jumps",
+                            .words = W, .n_words = 5};
+    seg[1] = (hark_segment){.start = 5, .end = 6.2, .text = " over the lazy dog.", .words = W + 5,
+                            .n_words = 4};
+    return (hark_result){.seg = seg, .n = 2};
+}
+
+static void expect_cues(const hark_result *r, const hark_params *p, const char *what, const char *want)
+{
+    char *got = hark_format_result(r, p, "srt");
+    CHECK(got && strcmp(got, want) == 0, "%s: got\n%s", what, got ? got : "(null)");
+    free(got);
+}
+
+/* openai's --max_line_width, --max_line_count and --max_words_per_line, and
+ * --highlight_words within such cues; the expected cues worked out by hand
+ * from openai/whisper's ResultWriter rules. */
+static void test_word_cues(void)
+{
+    hark_segment seg[2];
+    hark_result r = two_segments(seg);
+    hark_params p = hark_default_params();
+    expect_cues(&r, &p, "no layout: a cue a segment",
+                "1\n00:00:00,000 --> 00:00:01,500\nThe quick brown fox jumps\n\n"
+                "2\n00:00:05,000 --> 00:00:06,200\nover the lazy dog.\n\n");
+    p.max_words_per_line = 2;
+    expect_cues(&r, &p, "2 words a cue, within segments",
+                "1\n00:00:00,000 --> 00:00:00,600\nThe quick\n\n"
+                "2\n00:00:00,600 --> 00:00:01,200\nbrown fox\n\n"
+                "3\n00:00:01,200 --> 00:00:01,500\njumps\n\n"
+                "4\n00:00:05,000 --> 00:00:05,500\nover the\n\n"
+                "5\n00:00:05,500 --> 00:00:06,200\nlazy dog.\n\n");
+    p = hark_default_params();
+    p.max_line_width = 10;
+    expect_cues(&r, &p, "10 characters a line, cues still the segments",
+                "1\n00:00:00,000 --> 00:00:01,500\nThe quick\nbrown fox\njumps\n\n"
+                "2\n00:00:05,000 --> 00:00:06,200\nover the\nlazy dog.\n\n");
+    p.max_line_count = 2;
+    expect_cues(&r, &p, "10 characters, 2 lines a cue, a new cue after the 3.5 s pause",
+                "1\n00:00:00,000 --> 00:00:01,200\nThe quick\nbrown fox\n\n"
+                "2\n00:00:01,200 --> 00:00:01,500\njumps\n\n"
+                "3\n00:00:05,000 --> 00:00:06,200\nover the\nlazy dog.\n\n");
+    p.highlight_words = 1;
+    seg[1].n_words = 0, r.n = 1; /* the first segment's cues only */
+    expect_cues(&r, &p, "highlighted words across a line break",
+                "1\n00:00:00,000 --> 00:00:00,300\n<u>The</u> quick\nbrown fox\n\n"
+                "2\n00:00:00,300 --> 00:00:00,600\nThe <u>quick</u>\nbrown fox\n\n"
+                "3\n00:00:00,600 --> 00:00:00,900\nThe quick\n<u>brown</u> fox\n\n"
+                "4\n00:00:00,900 --> 00:00:01,200\nThe quick\nbrown <u>fox</u>\n\n"
+                "5\n00:00:01,200 --> 00:00:01,500\n<u>jumps</u>\n\n");
+    /* widths count characters, not bytes: " caf\u00e9" is 5 wide */
+    hark_word accented[] = {{" The", 0, 0.3, 1}, {" caf\xc3\xa9", 0.3, 0.6, 1}};
+    hark_segment one = {.start = 0, .end = 0.6, .text = " The caf\xc3\xa9", .words = accented, .n_words = 2};
+    hark_result r1 = {.seg = &one, .n = 1};
+    p = hark_default_params();
+    p.max_line_width = 8;
+    expect_cues(&r1, &p, "a two-byte character", "1\n00:00:00,000 --> 00:00:00,600\nThe caf\xc3\xa9\n\n");
+}
+
 int main(void)
 {
     char err[512];
@@ -111,6 +183,7 @@ int main(void)
     test_subtitles(c, 0);
     test_tsv(c);
     CHECK(hark_format_output(c, "doc") == NULL, "unknown format");
+    test_word_cues();
     hark_context_free(c);
     hark_model_free(m);
     return check_summary("output");

@@ -60,6 +60,17 @@ grep -qE '^<u>[^<]+</u>' "$TMP/hl" && ok || bad "no underlined word cue: $(head 
 grep -q '"words":\[{"word":' "$TMP/hl" && ok || bad "--highlight-words implies word timestamps"
 "$HARK" -q -m $M/hf-f32 -f srt $CLIP | grep -q '<u>' && bad "underlines without --highlight-words" || ok
 
+# subtitle layout from the words (openai's --max_words_per_line etc.; the rules are
+# checked cue by cue in test_output): a word a cue, word timestamps implied
+"$HARK" -q -m $M/hf-f32 --max-words-per-line 1 -f srt,json $CLIP >"$TMP/one" 2>"$TMP/err"
+expect_eq "--max-words-per-line exit" $? 0
+grep -q '"words":\[{"word":' "$TMP/one" && ok || bad "--max-words-per-line implies word timestamps"
+cues=$(awk '/-->/ { getline; print }' "$TMP/one")
+[ -n "$cues" ] && ! grep -q ' ' <<<"$cues" && ok || bad "cues of more than one word: $(head -c 300 "$TMP/one")"
+expect_eq "one cue a word" "$(grep -c -- '-->' "$TMP/one")" "$(grep -o '"word":' "$TMP/one" | wc -l)"
+"$HARK" -m $M/hf-f32 --max-line-width 0 $CLIP >/dev/null 2>"$TMP/err"; expect_eq "--max-line-width 0 exit" $? 2
+expect_eq "--max-line-width 0 message" "$(cat "$TMP/err")" "hark: bad value for --max-line-width: 0 (see hark --help)"
+
 # English-only models refuse to translate or detect a language
 expect_error "hark: $M/hf-f32: an English-only model cannot translate" -m $M/hf-f32 --task translate $CLIP
 
