@@ -33,6 +33,7 @@ typedef struct hark_model hark_model;
 typedef struct hark_context hark_context;
 
 #define HARK_MAX_TEMPERATURES 16
+#define HARK_MAX_CLIP_TIMESTAMPS 64
 
 typedef struct hark_params {
     int n_threads;          /* threads for the numeric kernels; default 1                 */
@@ -53,6 +54,10 @@ typedef struct hark_params {
     int condition_on_previous_text;    /* prompt each window with the previous text (1)   */
     const char *initial_prompt;        /* text to prompt the first window with            */
     unsigned long long seed;           /* sampling generator seed (default 0)             */
+    /* openai's clip_timestamps: start,end,start,end... seconds to transcribe (an odd
+     * count: the last clip runs to the end); none: the whole file */
+    float clip_timestamps[HARK_MAX_CLIP_TIMESTAMPS];
+    int n_clip_timestamps;
     int word_timestamps;               /* word-level timing from cross-attention DTW      */
     int highlight_words;               /* srt/vtt: a cue per word, the word underlined     */
     /* srt/vtt cues laid out from the words, as openai's options (0: not set) */

@@ -48,6 +48,8 @@ static const char USAGE[] =
     "      --no-speech-threshold X  silence above this P(nospeech) (default 0.6)\n"
     "      --no-condition-on-previous-text  do not prompt with the previous window's text\n"
     "      --initial-prompt TEXT prompt for the first window\n"
+    "      --clip-timestamps LIST  only start,end,... seconds (an odd count: the last to\n"
+    "                            the end of the file), e.g. 60 or 10,20,45,50\n"
     "      --seed N              seed of the sampling generator (default 0)\n"
     "\n"
     "files:\n"
@@ -170,18 +172,19 @@ static int parse_formats(const char *list, char *out, size_t n)
     return 0;
 }
 
-static int parse_temperatures(const char *list, hark_params *p)
+/* A comma-separated list of at most max numbers in [lo, hi]; -1 if not. */
+static int parse_floats(const char *list, float *v, int max, int *n, float lo, float hi)
 {
-    char buf[256], *end;
+    char buf[1024], *end;
     snprintf(buf, sizeof buf, "%s", list);
-    p->n_temperatures = 0;
+    *n = 0;
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-        float v = strtof(t, &end);
-        if (*end || v < 0 || v > 10 || p->n_temperatures == HARK_MAX_TEMPERATURES)
+        float x = strtof(t, &end);
+        if (*end || !(x >= lo && x <= hi) || *n == max)
             return -1;
-        p->temperatures[p->n_temperatures++] = v;
+        v[(*n)++] = x;
     }
-    return p->n_temperatures ? 0 : -1;
+    return *n ? 0 : -1;
 }
 
 static int int_arg(const char *s, int lo, int hi, int *v)
@@ -225,7 +228,10 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
     else if (!strcmp(name, "--length-penalty"))
         return float_arg(v, &p->length_penalty) || p->length_penalty < 0 ? -1 : 0;
     else if (!strcmp(name, "--temperature"))
-        return parse_temperatures(v, p);
+        return parse_floats(v, p->temperatures, HARK_MAX_TEMPERATURES, &p->n_temperatures, 0, 10);
+    else if (!strcmp(name, "--clip-timestamps"))
+        return parse_floats(v, p->clip_timestamps, HARK_MAX_CLIP_TIMESTAMPS, &p->n_clip_timestamps,
+                            0, 1e7f);
     else if (!strcmp(name, "--compression-ratio-threshold"))
         return float_arg(v, &p->compression_ratio_threshold);
     else if (!strcmp(name, "--logprob-threshold"))

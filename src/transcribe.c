@@ -248,11 +248,15 @@ static int split_segments(loop_state *st, hark_result *r, const hark_window *w, 
 
 /* ---------------------------------------------------------- the loop */
 
-static void slice_window(const loop_state *st, int seek, int n_mels, int len)
+/* The window at seek; frames from `end` on (the end of the audio, or of the
+ * clip being transcribed) are the padding's own floor value. */
+static void slice_window(const loop_state *st, int seek, int end, int n_mels, int len)
 {
     for (int c = 0; c < n_mels; c++)
         for (int t = 0; t < len; t++) {
             int src = seek + t;
+            if (src >= end && end < st->content)
+                src = st->frames - 1; /* inside the file, past a clip: as past its end */
             /* past the padded end, the padding's own (floor) value */
             st->window[(size_t)c * len + t] =
                 st->mel[(size_t)c * st->frames + (src < st->frames ? src : st->frames - 1)];
@@ -291,11 +295,12 @@ static int segments_of(loop_state *st, hark_result *r, hark_window *w, int seek,
     return advance;
 }
 
-static int one_window(loop_state *st, hark_result *r, int seek)
+/* The window at seek, of audio up to frame end; returns frames consumed. */
+static int one_window(loop_state *st, hark_result *r, int seek, int end)
 {
     const hark_model *m = st->m;
-    int len = 2 * m->hp.n_audio_ctx, size = st->content - seek < len ? st->content - seek : len;
-    slice_window(st, seek, m->hp.n_mels, len);
+    int len = 2 * m->hp.n_audio_ctx, size = end - seek < len ? end - seek : len;
+    slice_window(st, seek, end, m->hp.n_mels, len);
     if (hark_encode(m, st->window, st->enc, &st->ws))
         return -1;
     hark_cross_set(m, &st->cross, st->enc);
@@ -321,13 +326,29 @@ static int one_window(loop_state *st, hark_result *r, int seek)
     return advance;
 }
 
+/* Clip c of the clip timestamps as frames [*start, *end), within the audio
+ * (openai's seek_clips: rounded to frames; an odd count ends at the end). */
+static void clip_frames(const loop_state *st, int c, int *start, int *end)
+{
+    const hark_params *p = st->p;
+    double a = p->n_clip_timestamps ? p->clip_timestamps[2 * c] : 0;
+    double b = 2 * c + 1 < p->n_clip_timestamps ? p->clip_timestamps[2 * c + 1] : 1e9;
+    *start = (int)fmin(nearbyint(a * 100), st->content);
+    *end = (int)fmin(nearbyint(b * 100), st->content);
+}
+
 static int run_windows(loop_state *st, hark_result *r)
 {
-    for (int seek = 0; seek < st->content;) {
-        int advance = one_window(st, r, seek);
-        if (advance < 0)
-            return HARK_ERR_NOMEM;
-        seek += advance > 0 ? advance : 1;
+    int clips = st->p->n_clip_timestamps ? (st->p->n_clip_timestamps + 1) / 2 : 1;
+    for (int c = 0; c < clips; c++) {
+        int seek, end;
+        clip_frames(st, c, &seek, &end);
+        while (seek < end) {
+            int advance = one_window(st, r, seek, end);
+            if (advance < 0)
+                return HARK_ERR_NOMEM;
+            seek += advance > 0 ? advance : 1;
+        }
     }
     return 0;
 }
@@ -395,17 +416,19 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
     if (!m->vocab.multilingual && p->translate)
         return hark_fail(e, HARK_ERR_MODEL, "%s: an English-only model cannot translate", m->path);
     if (p->beam_size > 64 || p->best_of > 64 || p->n_temperatures < 0 ||
-        p->n_temperatures > HARK_MAX_TEMPERATURES || p->max_tokens < 0)
+        p->n_temperatures > HARK_MAX_TEMPERATURES || p->max_tokens < 0 ||
+        p->n_clip_timestamps < 0 || p->n_clip_timestamps > HARK_MAX_CLIP_TIMESTAMPS)
         return hark_fail(e, HARK_ERR_ARG,
                          "bad parameters: beam_size and best_of at most 64, n_temperatures 0 to %d, "
-                         "max_tokens not negative", HARK_MAX_TEMPERATURES);
+                         "n_clip_timestamps 0 to %d, max_tokens not negative",
+                         HARK_MAX_TEMPERATURES, HARK_MAX_CLIP_TIMESTAMPS);
     /* hark's pool splits the work; OpenBLAS inside it runs single-threaded,
      * so -t N means N busy cores and results do not depend on N */
     openblas_set_num_threads(1);
     hark_pool_use(pool);
     int rc = prepare(&st, samples, n, e);
     if (!rc && m->vocab.multilingual) {
-        slice_window(&st, 0, m->hp.n_mels, 2 * m->hp.n_audio_ctx);
+        slice_window(&st, 0, st.content, m->hp.n_mels, 2 * m->hp.n_audio_ctx);
         rc = hark_select_language(m, p, st.window, st.enc, &st.cross, r->language,
                                   sizeof r->language, &st.lang_token, e);
         st.task_token = p->translate ? m->vocab.sp.translate : m->vocab.sp.transcribe;

@@ -71,6 +71,17 @@ expect_eq "one cue a word" "$(grep -c -- '-->' "$TMP/one")" "$(grep -o '"word":'
 "$HARK" -m $M/hf-f32 --max-line-width 0 $CLIP >/dev/null 2>"$TMP/err"; expect_eq "--max-line-width 0 exit" $? 2
 expect_eq "--max-line-width 0 message" "$(cat "$TMP/err")" "hark: bad value for --max-line-width: 0 (see hark --help)"
 
+# --clip-timestamps: one start runs to the end, so 0 is the whole file, byte for
+# byte; from 1 s on, no segment starts before it; a bad list is refused
+"$HARK" -q -m $M/hf-f32 -f json $CLIP >"$TMP/whole.json"
+"$HARK" -q -m $M/hf-f32 -f json --clip-timestamps 0 $CLIP >"$TMP/clip0.json"
+cmp -s "$TMP/whole.json" "$TMP/clip0.json" && ok || bad "--clip-timestamps 0 differs from the whole file"
+"$HARK" -q -m $M/hf-f32 -f tsv --clip-timestamps 1 $CLIP >"$TMP/clip1.tsv"
+awk 'NR > 1 && $1 < 1000 { bad = 1 } END { exit bad || NR < 2 }' "$TMP/clip1.tsv" && ok ||
+    bad "--clip-timestamps 1: $(cat "$TMP/clip1.tsv")"
+"$HARK" -m $M/hf-f32 --clip-timestamps 1,x $CLIP >/dev/null 2>"$TMP/err"; expect_eq "bad clip list exit" $? 2
+expect_eq "bad clip list message" "$(cat "$TMP/err")" "hark: bad value for --clip-timestamps: 1,x (see hark --help)"
+
 # English-only models refuse to translate or detect a language
 expect_error "hark: $M/hf-f32: an English-only model cannot translate" -m $M/hf-f32 --task translate $CLIP
 

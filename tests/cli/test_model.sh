@@ -16,6 +16,24 @@ done
 "$HARK" -q -t 2 -f json samples/sample02-en-gb.wav >"$TMP/t2.json"
 cmp -s "$TMP/t1.json" "$TMP/t2.json" && ok || bad "-t 1 and -t 2 differ on the default model"
 
+# --clip-timestamps: only the clips are transcribed, segments within them (times
+# absolute); the long sample's 20-40 s holds four whole sentences, 5-10 s and
+# 50-55 s one each
+in_clips() { # TSV CLIPS...: every segment starts and ends inside one of the clips
+    awk -v clips="$2" 'BEGIN { n = split(clips, c, ",") }
+        NR > 1 { ok = 0; for (i = 1; i < n; i += 2) ok += $1 >= c[i] * 1000 && $2 <= c[i + 1] * 1000 + 500
+                 if (!ok) { print "outside: " $0; bad = 1 } }
+        END { exit bad || NR < 2 }' "$1"
+}
+"$HARK" -q -f tsv --clip-timestamps 20,40 samples/long-espeak-en-us.wav >"$TMP/clip.tsv"
+expect_eq "--clip-timestamps exit" $? 0
+in_clips "$TMP/clip.tsv" 20,40 && ok || bad "a segment outside 20-40 s: $(cat "$TMP/clip.tsv")"
+[ "$(tail -n +2 "$TMP/clip.tsv" | wc -l)" -ge 3 ] && ok || bad "20-40 s: fewer than 3 segments"
+"$HARK" -q -f tsv --clip-timestamps 5,10,50,55 samples/long-espeak-en-us.wav >"$TMP/clips.tsv"
+in_clips "$TMP/clips.tsv" 5,10,50,55 && ok || bad "a segment outside the two clips: $(cat "$TMP/clips.tsv")"
+awk 'NR > 1 { a += $1 < 10500; b += $1 >= 50000 } END { exit !(a && b) }' "$TMP/clips.tsv" && ok ||
+    bad "not both clips transcribed: $(cat "$TMP/clips.tsv")"
+
 # golden regression: no file may get worse than the baseline (greedy decoding)
 "$HARK" test tests/golden -q --beam-size 1 --temperature 0 --baseline tests/golden/baseline.json \
     --report "$TMP/report.json" >"$TMP/table" 2>"$TMP/err"; rc=$?
