@@ -175,9 +175,11 @@ static cue_word *lay_out(const hark_result *r, const hark_params *p, int *n)
     for (int i = 0; i < r->n; i++)
         total += r->seg[i].n_words;
     cue_word *cw = malloc(sizeof *cw * (size_t)(total ? total : 1));
-    layout l = {p, !(p->max_line_width > 0 && p->max_line_count > 0),
-                p->max_words_per_line > 0 ? p->max_words_per_line : 1000, 1, 0,
-                p->max_line_width > 0 ? (size_t)p->max_line_width : 1000, 0, 0};
+    layout l = {.p = p,
+                .keep_segments = !(p->max_line_width > 0 && p->max_line_count > 0),
+                .per_line = p->max_words_per_line > 0 ? p->max_words_per_line : 1000,
+                .lines = 1,
+                .width = p->max_line_width > 0 ? (size_t)p->max_line_width : 1000};
     *n = 0;
     for (int i = 0; cw && i < r->n; i++)
         for (int k = 0; k < r->seg[i].n_words; k++) {
