@@ -214,6 +214,35 @@ def ctc_target(text):
     return [CTC_CHARS.index(c) + 1 for c in t]
 
 
+def nonspeech(rng, seconds):
+    """Audio without speech, for <|nospeech|> examples (Whisper's task format has them;
+    without any, the model transcribed noise and hum as confident sentences): near
+    silence, white / pink / brown noise, mains hum with harmonics, or a few tones
+    with slow swells (music-like), at -55..-12 dB RMS."""
+    n = max(1, int(seconds * SR))
+    t = np.arange(n) / SR
+    kind = rng.randint(5)
+    if kind == 0:
+        x = rng.randn(n)
+    elif kind in (1, 2):
+        x = rng.randn(n)
+        if kind == 2:       # brown: integrated, with the drift taken out
+            x = np.cumsum(x)
+            x -= np.convolve(x, np.ones(400) / 400, mode="same")
+    elif kind == 3:
+        f0 = 50.0 if rng.rand() < 0.5 else 60.0
+        x = sum(rng.uniform(0.1, 1) / h * np.sin(2 * np.pi * h * f0 * t + rng.uniform(0, 6.3))
+                for h in range(1, 7))
+    else:
+        x = np.zeros(n)
+        for _ in range(rng.randint(1, 5)):
+            swell = 0.5 + 0.5 * np.sin(2 * np.pi * rng.uniform(0.1, 2) * t + rng.uniform(0, 6.3))
+            x += swell * np.sin(2 * np.pi * rng.uniform(100, 2000) * t)
+    db = -70 if kind == 0 else rng.uniform(-55, -12)
+    x *= 10 ** (db / 20) / (np.sqrt((x ** 2).mean()) + 1e-12)
+    return x.astype(np.float32)
+
+
 class Batcher:
     def __init__(self, shards, tok, sp, dims, args):
         self.sh, self.tok, self.sp, self.d, self.a = shards, tok, sp, dims, args
@@ -258,9 +287,22 @@ class Batcher:
             t += d + rng.uniform(0.1, 1.0)
         return toks
 
+    def nospeech_example(self, rng, cur):
+        """Non-speech audio whose transcript is <|nospeech|>: openai's decoding reads
+        P(<|nospeech|>) at the step after sot to skip silent windows."""
+        x = hm_augment(nonspeech(rng, rng.uniform(0.5, self.win_s - 0.05)), rng)
+        prompt = []
+        if (not cur) and rng.rand() < self.a.prompt_frac:
+            prompt = [self.sp.startofprev] + self.prompt_tokens(rng)[-(self.d.n_text_ctx // 2 - 1):]
+        seq = prompt + [self.sp.sot, self.sp.nospeech, self.sp.eot]
+        return dict(audio=x, n_audio_frames=min(len(x) // 160 + 1, 2 * self.d.n_audio_ctx),
+                    seq=seq, loss_from=len(prompt), ctc=[], seconds=min(len(x), self.win) / SR)
+
     def example(self, rng, step, multi, lo, hi):
         a, sp = self.a, self.sp
         cur = step < a.curriculum_steps
+        if step >= a.nospeech_from and a.nospeech_frac > 0 and rng.rand() < a.nospeech_frac:
+            return self.nospeech_example(rng, cur)
         timestamps = rng.rand() < (a.ts_frac if not cur else a.ts_frac * 0.5)
         segs = []   # (start_s, end_s, text, complete)
         if not multi:
@@ -565,6 +607,24 @@ def ctc_greedy_text(logprobs):
     return re.sub(" +", " ", "".join(chars))
 
 
+def nospeech_check(model, sp, dims, shards, dev, n=40):
+    """Mean P(<|nospeech|>) after sot on n fixed non-speech clips and on the first n
+    validation clips (speech): what hark's silence test reads."""
+    rng = np.random.RandomState(4321)
+    quiet = [nonspeech(rng, rng.uniform(1, 9)) for _ in range(n)]
+    speech = [shards.get(k)[0] for k in range(min(n, len(shards)))]
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for clips in (quiet, speech):
+            mels = torch.stack([window_mel(a, 2 * dims.n_audio_ctx) for a in clips]).to(dev)
+            logits = model.decoder(torch.tensor([[sp.sot]] * len(clips), device=dev),
+                                   model.encoder(mels))[:, -1]
+            out.append(float(torch.softmax(logits.float(), -1)[:, sp.nospeech].mean()))
+    model.train()
+    return out
+
+
 def evaluate(model, ctc_head, shards, tok, sp, dims, n, dev, chunk=25):
     model.eval()
     we = wn = ce = cn = 0
@@ -646,6 +706,10 @@ def main():
     ap.add_argument("--prompt-frac", type=float, default=0.2)
     ap.add_argument("--full-window-frac", type=float, default=0.1)
     ap.add_argument("--corrupt", type=float, default=0.05)
+    ap.add_argument("--nospeech-frac", type=float, default=0.0,
+                    help="examples of non-speech audio whose transcript is <|nospeech|>")
+    ap.add_argument("--nospeech-from", type=int, default=0,
+                    help="step from which --nospeech-frac applies")
     ap.add_argument("--specaug-from", type=int, default=4000)
     ap.add_argument("--specaug-t", type=int, default=27,
                     help="widest SpecAugment time mask, frames (two per example)")
@@ -860,8 +924,10 @@ def main():
             w1, c1_, u1, ex1 = evaluate(model, ctc_head, val_sh, tok, sp, dims, args.val_n, dev)
             w2, c2_, u2, ex2 = evaluate(model, ctc_head, valr_sh, tok, sp, dims,
                                         args.val_rms_n, dev)
+            ns_quiet, ns_speech = nospeech_check(model, sp, dims, val_sh, dev)
             log("VAL step %d wer %.3f ctc_cer %.3f uniq %.2f | heldout-rms wer %.3f "
-                "ctc_cer %.3f uniq %.2f | e.g. %r" % (step, w1, c1_, u1, w2, c2_, u2, ex1[:1]))
+                "ctc_cer %.3f uniq %.2f | P(nospeech) non-speech %.3f speech %.3f | e.g. %r"
+                % (step, w1, c1_, u1, w2, c2_, u2, ns_quiet, ns_speech, ex1[:1]))
             snapshot(save())
             last_ckpt = time.time()
         elif time.time() - last_ckpt > args.ckpt_min * 60:
