@@ -126,39 +126,43 @@ static void expect_cues(const hark_result *r, const hark_params *p, const char *
 /* openai's --max_line_width, --max_line_count and --max_words_per_line, and
  * --highlight_words within such cues; the expected cues worked out by hand
  * from openai/whisper's ResultWriter rules. */
+static const struct cue_case {
+    int width, count, per_line, highlight, segments;
+    const char *what, *want;
+} CUE_CASES[] = {
+    {0, 0, 0, 0, 2, "no layout: a cue a segment",
+     "1\n00:00:00,000 --> 00:00:01,500\nThe quick brown fox jumps\n\n"
+     "2\n00:00:05,000 --> 00:00:06,200\nover the lazy dog.\n\n"},
+    {0, 0, 2, 0, 2, "2 words a cue, within segments",
+     "1\n00:00:00,000 --> 00:00:00,600\nThe quick\n\n2\n00:00:00,600 --> 00:00:01,200\nbrown fox\n\n"
+     "3\n00:00:01,200 --> 00:00:01,500\njumps\n\n4\n00:00:05,000 --> 00:00:05,500\nover the\n\n"
+     "5\n00:00:05,500 --> 00:00:06,200\nlazy dog.\n\n"},
+    {10, 0, 0, 0, 2, "10 characters a line, cues still the segments",
+     "1\n00:00:00,000 --> 00:00:01,500\nThe quick\nbrown fox\njumps\n\n"
+     "2\n00:00:05,000 --> 00:00:06,200\nover the\nlazy dog.\n\n"},
+    {10, 2, 0, 0, 2, "10 characters, 2 lines a cue, a new cue after the 3.5 s pause",
+     "1\n00:00:00,000 --> 00:00:01,200\nThe quick\nbrown fox\n\n2\n00:00:01,200 --> 00:00:01,500\njumps\n\n"
+     "3\n00:00:05,000 --> 00:00:06,200\nover the\nlazy dog.\n\n"},
+    {10, 2, 0, 1, 1, "highlighted words across a line break",
+     "1\n00:00:00,000 --> 00:00:00,300\n<u>The</u> quick\nbrown fox\n\n"
+     "2\n00:00:00,300 --> 00:00:00,600\nThe <u>quick</u>\nbrown fox\n\n"
+     "3\n00:00:00,600 --> 00:00:00,900\nThe quick\n<u>brown</u> fox\n\n"
+     "4\n00:00:00,900 --> 00:00:01,200\nThe quick\nbrown <u>fox</u>\n\n"
+     "5\n00:00:01,200 --> 00:00:01,500\n<u>jumps</u>\n\n"},
+};
+
 static void test_word_cues(void)
 {
     hark_segment seg[2];
     hark_result r = two_segments(seg);
     hark_params p = hark_default_params();
-    expect_cues(&r, &p, "no layout: a cue a segment",
-                "1\n00:00:00,000 --> 00:00:01,500\nThe quick brown fox jumps\n\n"
-                "2\n00:00:05,000 --> 00:00:06,200\nover the lazy dog.\n\n");
-    p.max_words_per_line = 2;
-    expect_cues(&r, &p, "2 words a cue, within segments",
-                "1\n00:00:00,000 --> 00:00:00,600\nThe quick\n\n"
-                "2\n00:00:00,600 --> 00:00:01,200\nbrown fox\n\n"
-                "3\n00:00:01,200 --> 00:00:01,500\njumps\n\n"
-                "4\n00:00:05,000 --> 00:00:05,500\nover the\n\n"
-                "5\n00:00:05,500 --> 00:00:06,200\nlazy dog.\n\n");
-    p = hark_default_params();
-    p.max_line_width = 10;
-    expect_cues(&r, &p, "10 characters a line, cues still the segments",
-                "1\n00:00:00,000 --> 00:00:01,500\nThe quick\nbrown fox\njumps\n\n"
-                "2\n00:00:05,000 --> 00:00:06,200\nover the\nlazy dog.\n\n");
-    p.max_line_count = 2;
-    expect_cues(&r, &p, "10 characters, 2 lines a cue, a new cue after the 3.5 s pause",
-                "1\n00:00:00,000 --> 00:00:01,200\nThe quick\nbrown fox\n\n"
-                "2\n00:00:01,200 --> 00:00:01,500\njumps\n\n"
-                "3\n00:00:05,000 --> 00:00:06,200\nover the\nlazy dog.\n\n");
-    p.highlight_words = 1;
-    seg[1].n_words = 0, r.n = 1; /* the first segment's cues only */
-    expect_cues(&r, &p, "highlighted words across a line break",
-                "1\n00:00:00,000 --> 00:00:00,300\n<u>The</u> quick\nbrown fox\n\n"
-                "2\n00:00:00,300 --> 00:00:00,600\nThe <u>quick</u>\nbrown fox\n\n"
-                "3\n00:00:00,600 --> 00:00:00,900\nThe quick\n<u>brown</u> fox\n\n"
-                "4\n00:00:00,900 --> 00:00:01,200\nThe quick\nbrown <u>fox</u>\n\n"
-                "5\n00:00:01,200 --> 00:00:01,500\n<u>jumps</u>\n\n");
+    for (size_t i = 0; i < sizeof CUE_CASES / sizeof *CUE_CASES; i++) {
+        const struct cue_case *c = &CUE_CASES[i];
+        p.max_line_width = c->width, p.max_line_count = c->count;
+        p.max_words_per_line = c->per_line, p.highlight_words = c->highlight;
+        r.n = c->segments;
+        expect_cues(&r, &p, c->what, c->want);
+    }
     /* widths count characters, not bytes: " caf\u00e9" is 5 wide */
     hark_word accented[] = {{" The", 0, 0.3, 1}, {" caf\xc3\xa9", 0.3, 0.6, 1}};
     hark_segment one = {.start = 0, .end = 0.6, .text = " The caf\xc3\xa9", .words = accented, .n_words = 2};
