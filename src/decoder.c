@@ -199,9 +199,9 @@ static void self_attention(const hark_model *m, hark_kv *kv, int l, step_buf *b,
     size_t base = (size_t)l * m->hp.n_text_ctx * d;
     float *k = kv->self_k + base, *v = kv->self_v + base;
     hark_layer_norm(b->h, b->x, n, d, a->ln_w, a->ln_b);
-    hark_linear(b->q, b->h, n, &a->q, a->q_b);
-    hark_linear(k + (size_t)past * d, b->h, n, &a->k, NULL);
-    hark_linear(v + (size_t)past * d, b->h, n, &a->v, a->v_b);
+    hark_product qkv[3] = {{b->q, &a->q, a->q_b}, {k + (size_t)past * d, &a->k, NULL},
+                           {v + (size_t)past * d, &a->v, a->v_b}};
+    hark_linear_many(qkv, 3, b->h, n);
     hark_attention(b->att, b->q, k, v, n, past + n, d, m->hp.n_text_head, past, b->scores);
     hark_linear(b->h, b->att, n, &a->o, a->o_b);
     hark_add(b->x, b->h, (size_t)n * d);
@@ -389,9 +389,10 @@ static void batch_self_attention(const hark_model *m, hark_kv **kvs, int l, step
     int d = m->hp.n_text_state;
     size_t base = (size_t)l * m->hp.n_text_ctx * d;
     hark_layer_norm(b->h, b->x, n, d, a->ln_w, a->ln_b);
-    hark_linear(b->q, b->h, n, &a->q, a->q_b);
-    hark_linear(b->mlp, b->h, n, &a->k, NULL); /* new keys, then values, in the MLP buffer */
-    hark_linear(b->mlp + (size_t)n * d, b->h, n, &a->v, a->v_b);
+    /* new keys, then values, in the MLP buffer */
+    hark_product qkv[3] = {{b->q, &a->q, a->q_b}, {b->mlp, &a->k, NULL},
+                           {b->mlp + (size_t)n * d, &a->v, a->v_b}};
+    hark_linear_many(qkv, 3, b->h, n);
     for (int i = 0; i < n; i++) {
         hark_kv *kv = kvs[i];
         float *k = kv->self_k + base, *v = kv->self_v + base;

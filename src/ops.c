@@ -207,6 +207,56 @@ static void stored_type_products(linear_job *job, size_t work)
     q8_vectors_free(&v);
 }
 
+/* Task i of several products on one input: product k's slices follow
+ * product k - 1's. */
+typedef struct many_job {
+    linear_job *jobs;
+    int n, tasks[HARK_LINEAR_MANY];
+} many_job;
+
+static void many_slice(void *arg, int i)
+{
+    const many_job *mj = arg;
+    int k = 0;
+    while (i >= mj->tasks[k])
+        i -= mj->tasks[k++];
+    stored_type_slice(&mj->jobs[k], i);
+}
+
+/* Products of one input by weights of one stored type and width, quantised
+ * once and run as one parallel job: a decoder step's q / k / v were three
+ * quantisations and three hand-overs to the pool. */
+void hark_linear_many(const hark_product *p, int n, const float *x, int m)
+{
+    int same = n > 0 && n <= HARK_LINEAR_MANY && m > 0 && m <= HARK_MAX_BATCH;
+    for (int k = 0; same && k < n; k++)
+        same = p[k].w->type == p[0].w->type && p[k].w->cols == p[0].w->cols &&
+               p[k].w->type != HARK_F32;
+    if (!same) {
+        for (int k = 0; k < n; k++)
+            hark_linear(p[k].y, x, m, p[k].w, p[k].b);
+        return;
+    }
+    linear_job jobs[HARK_LINEAR_MANY];
+    many_job mj = {jobs, n, {0}};
+    q8_vectors v;
+    v.on_heap = 0;
+    size_t work = 0;
+    int total = 0;
+    for (int k = 0; k < n; k++) {
+        jobs[k] = (linear_job){p[k].y, x, m, p[k].w, p[k].b, 0, 0, 0, NULL, NULL, NULL};
+        if (k == 0 && hark_block_bytes(p[0].w->type))
+            quantise_vectors(&jobs[0], &v);
+        jobs[k].xq = jobs[0].xq, jobs[k].d8 = jobs[0].d8, jobs[k].s8 = jobs[0].s8;
+        jobs[k].chunk = even_chunk(p[k].w->rows, product_tasks(p[k].w));
+        mj.tasks[k] = ceil_div(p[k].w->rows, jobs[k].chunk);
+        total += mj.tasks[k];
+        work += (size_t)m * p[k].w->rows * p[k].w->cols;
+    }
+    hark_parallel(total, many_slice, &mj, work);
+    q8_vectors_free(&v);
+}
+
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
 {
     if (m <= 0)

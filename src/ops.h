@@ -6,6 +6,16 @@
 
 /* y[m][w->rows] = x[m][w->cols] . w^T (+ b when not NULL). */
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b);
+/* Several products of the same input x[m][cols] (y = x W^T + b each), as one
+ * job where they can be (one stored type and width, m <= HARK_MAX_BATCH), else
+ * one after another; results the same either way. */
+enum { HARK_LINEAR_MANY = 4 };
+typedef struct hark_product {
+    float *y;
+    const hark_weight *w;
+    const float *b;
+} hark_product;
+void hark_linear_many(const hark_product *p, int n, const float *x, int m);
 /* Row-wise LayerNorm (eps 1e-5) of x[m][d] into y (may alias x). */
 void hark_layer_norm(float *y, const float *x, int m, int d, const float *g, const float *b);
 /* Exact (erf) GELU in place. */
