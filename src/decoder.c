@@ -70,10 +70,15 @@ typedef struct pack_job {
 
 /* Where channel i of a head's frame t0 goes, in a head of ac frames stored
  * in tiles of `tile` frames (the last tile narrower), [tile][dh][frames]. */
+static int tile_width(int start, int ac, int tile)
+{
+    return ac - start < tile ? ac - start : tile;
+}
+
 static size_t tiled_at(int t0, int i, int ac, int dh, int tile)
 {
-    int start = t0 / tile * tile, width = ac - start < tile ? ac - start : tile;
-    return (size_t)start * dh + (size_t)i * width + (size_t)(t0 - start);
+    int start = t0 / tile * tile;
+    return (size_t)start * dh + (size_t)i * tile_width(start, ac, tile) + (size_t)(t0 - start);
 }
 
 static void pack_tile(void *arg, int task)
@@ -105,16 +110,15 @@ static void widen_keys(float *k, const uint16_t *k16, int dh, int ac)
     for (int start = 0; start < ac; start += KEY_TILE)
         for (int i = 0; i < dh; i++)
             hark_widen_f16(k + (size_t)i * ac + start, k16 + tiled_at(start, i, ac, dh, KEY_TILE),
-                           (size_t)(ac - start < KEY_TILE ? ac - start : KEY_TILE));
+                           (size_t)tile_width(start, ac, KEY_TILE));
 }
 
 /* y[j][t] = q[j] . K[t] for m queries of one head, K tiled (pack_heads). */
 static void key_scores(float *y, const float *q, int m, const uint16_t *k, int dh, int ac)
 {
-    for (int start = 0; start < ac; start += KEY_TILE) {
-        int width = ac - start < KEY_TILE ? ac - start : KEY_TILE;
-        hark_vecmat16(y + start, (size_t)ac, q, m, k + (size_t)start * dh, dh, width);
-    }
+    for (int start = 0; start < ac; start += KEY_TILE)
+        hark_vecmat16(y + start, (size_t)ac, q, m, k + (size_t)start * dh, dh,
+                      tile_width(start, ac, KEY_TILE));
 }
 
 void hark_cross_set(const hark_model *m, hark_cross *c, const float *enc_out)

@@ -193,20 +193,6 @@ static void q8_vectors_free(q8_vectors *v)
     }
 }
 
-/* m <= HARK_MAX_BATCH vectors by the stored-type kernels; block-quantised
- * weights meet the vectors quantised to q8_0 once (what whisper.cpp does too). */
-static void stored_type_products(linear_job *job, size_t work)
-{
-    const hark_weight *w = job->w;
-    q8_vectors v;
-    v.on_heap = 0;
-    if (hark_block_bytes(w->type))
-        quantise_vectors(job, &v);
-    job->chunk = even_chunk(w->rows, product_tasks(w));
-    hark_parallel(ceil_div(w->rows, job->chunk), stored_type_slice, job, work);
-    q8_vectors_free(&v);
-}
-
 /* Task i of several products on one input: product k's slices follow
  * product k - 1's. */
 typedef struct many_job {
@@ -223,20 +209,13 @@ static void many_slice(void *arg, int i)
     stored_type_slice(&mj->jobs[k], i);
 }
 
-/* Products of one input by weights of one stored type and width, quantised
- * once and run as one parallel job: a decoder step's q / k / v were three
- * quantisations and three hand-overs to the pool. */
-void hark_linear_many(const hark_product *p, int n, const float *x, int m)
+/* Products of one input x[m][cols] (m <= HARK_MAX_BATCH) by weights of one
+ * stored type and width, by the stored-type kernels as one parallel job;
+ * block-quantised weights meet the vectors quantised to q8_0 once (what
+ * whisper.cpp does too).  A decoder step's q / k / v were three quantisations
+ * and three hand-overs to the pool. */
+static void stored_type_products(const hark_product *p, int n, const float *x, int m)
 {
-    int same = n > 0 && n <= HARK_LINEAR_MANY && m > 0 && m <= HARK_MAX_BATCH;
-    for (int k = 0; same && k < n; k++)
-        same = p[k].w->type == p[0].w->type && p[k].w->cols == p[0].w->cols &&
-               p[k].w->type != HARK_F32;
-    if (!same) {
-        for (int k = 0; k < n; k++)
-            hark_linear(p[k].y, x, m, p[k].w, p[k].b);
-        return;
-    }
     linear_job jobs[HARK_LINEAR_MANY];
     many_job mj = {jobs, n, {0}};
     q8_vectors v;
@@ -257,16 +236,31 @@ void hark_linear_many(const hark_product *p, int n, const float *x, int m)
     q8_vectors_free(&v);
 }
 
+void hark_linear_many(const hark_product *p, int n, const float *x, int m)
+{
+    int same = n > 0 && n <= HARK_LINEAR_MANY && m > 0 && m <= HARK_MAX_BATCH;
+    for (int k = 0; same && k < n; k++)
+        same = p[k].w->type == p[0].w->type && p[k].w->cols == p[0].w->cols &&
+               p[k].w->type != HARK_F32;
+    if (same) {
+        stored_type_products(p, n, x, m);
+        return;
+    }
+    for (int k = 0; k < n; k++)
+        hark_linear(p[k].y, x, m, p[k].w, p[k].b);
+}
+
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
 {
     if (m <= 0)
         return;
     size_t work = (size_t)m * w->rows * w->cols;
-    linear_job job = {y, x, m, w, b, 0, 0, 0, NULL, NULL, NULL};
     if (w->type != HARK_F32 && m <= HARK_MAX_BATCH) {
-        stored_type_products(&job, work);
+        hark_product one = {y, w, b};
+        stored_type_products(&one, 1, x, m);
         return;
     }
+    linear_job job = {y, x, m, w, b, 0, 0, 0, NULL, NULL, NULL};
     if (m >= MIN_PACKED_M && hark_gemm512_available()) {
         packed_grid(&job);
         hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, packed_tile, &job, work);
