@@ -34,6 +34,21 @@ in_clips "$TMP/clips.tsv" 5,10,50,55 && ok || bad "a segment outside the two cli
 awk 'NR > 1 { a += $1 < 10500; b += $1 >= 50000 } END { exit !(a && b) }' "$TMP/clips.tsv" && ok ||
     bad "not both clips transcribed: $(cat "$TMP/clips.tsv")"
 
+# hark test on samples/ with default decoding passes against the default model's
+# committed report, and fails naming the file when one expected transcript is altered
+# (a word the model gets right replaced). Remake the report with a new default model:
+#   build/hark test samples --report tests/data/samples-baseline.json
+"$HARK" test samples -q --baseline tests/data/samples-baseline.json >"$TMP/table" 2>"$TMP/err"
+expect_eq "hark test samples against its baseline" "$? $(cat "$TMP/err")" "0 "
+mkdir "$TMP/altered"
+for f in samples/*; do ln -s "$PWD/$f" "$TMP/altered/"; done
+rm "$TMP/altered/sample07-en-us-f3.txt"
+sed 's/sophisticated/simple/' samples/sample07-en-us-f3.txt >"$TMP/altered/sample07-en-us-f3.txt"
+"$HARK" test "$TMP/altered" -q --baseline tests/data/samples-baseline.json >"$TMP/table" 2>"$TMP/err"
+expect_eq "hark test with an altered transcript" "$? $(wc -l <"$TMP/err")" "1 1"
+grep -q '^hark: test: sample07-en-us-f3.wav: WER got worse than the baseline ([0-9.]*% -> [0-9.]*%)$' "$TMP/err" &&
+    ok || bad "the altered file not named: $(cat "$TMP/err")"
+
 # golden regression: no file may get worse than the baseline (greedy decoding)
 "$HARK" test tests/golden -q --beam-size 1 --temperature 0 --baseline tests/golden/baseline.json \
     --report "$TMP/report.json" >"$TMP/table" 2>"$TMP/err"; rc=$?
