@@ -248,6 +248,18 @@ def specaug_text(runs, final_step):
     return schedule_text(changes(runs, final_step, describe), "SpecAugment (`--specaug-from`)")
 
 
+def nospeech_text(runs, final_step):
+    """The card's words for train.py's non-speech examples, as each run set it."""
+    def describe(start, end, a, data):
+        if a.get("nospeech_frac", 0) <= 0 or a.get("nospeech_from", 10 ** 9) >= end:
+            return start, None
+        return max(start, a["nospeech_from"]), "%g %%" % (100 * a["nospeech_frac"])
+    return schedule_text(changes(runs, final_step, describe), "examples without speech (near "
+                         "silence, white / pink / brown noise, mains hum, swelling tones at "
+                         "-55..-12 dB; transcript `<|startoftranscript|><|nospeech|>"
+                         "<|endoftext|>`, `--nospeech-frac`)", " of examples")
+
+
 def data_text(runs, final_step):
     """The card's words for how the synthesized training set grew between runs."""
     parts = changes(runs, final_step, lambda start, end, a, data: (start, data or None))
@@ -340,7 +352,8 @@ def main():
         tsb=sp.timestamp_begin, n_vocab=d.n_vocab, steps=state["step"],
         hours=state["hours_seen"], out=os.path.relpath(args.out, ROOT), size=size, rows=rows,
         status=status, hark_rows=hark_rows, grown=grown_text(state),
-        eq=eq_text(runs, state["step"]) + specaug_text(runs, state["step"]),
+        eq=eq_text(runs, state["step"]) + specaug_text(runs, state["step"]) +
+        nospeech_text(runs, state["step"]),
         data=data_text(runs, state["step"]),
         avg_opt=" --average %d" % len(avg) if avg else "",
         avg_text="; the mean of the weights of steps %s" % ", ".join(map(str, avg)) if avg else "")
