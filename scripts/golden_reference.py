@@ -3,6 +3,9 @@
 golden clip, with the weights of an exported Hugging Face model directory:
 tests/golden/torch_greedy.json, which tests/test_golden_tokens.c compares with
 hark's tokens (greedy, no timestamps, no prompt, one 2*n_audio_ctx window).
+Also openai's beam search (5 beams, patience 1, with timestamps) on the first
+window of every sample in samples/: tests/golden/torch_beam.json (tokens and
+summed log-probability), compared by the same test.
 
 Run after each export:  /usr/bin/python3 scripts/golden_reference.py [MODEL_DIR]
 """
@@ -86,6 +89,18 @@ def main():
     with open(dest, "w") as f:
         json.dump({"model": os.path.relpath(model_dir, ROOT), "tokens": out}, f, indent=0)
     print("%d clips; smallest top-2 logit margin of a greedy step: %.4f" % (len(out), min(margins)))
+    beams = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "samples", "*.wav"))):
+        mel = hm.log_mel_spectrogram(read_wav(path), model.dims.n_mels, padding=480000)
+        with torch.no_grad():
+            xa = model.encoder(mel[None, :, :window])
+        toks, total = hm.beam_decode(model, xa, sp, suppress, blank, model.dims.n_text_ctx // 2,
+                                     True, 5, 1.0)
+        beams[os.path.basename(path)] = {"tokens": toks, "sum_logprob": total}
+    dest = os.path.join(ROOT, "tests", "golden", "torch_beam.json")
+    with open(dest, "w") as f:
+        json.dump({"model": os.path.relpath(model_dir, ROOT), "windows": beams}, f, indent=0)
+    print("%d sample windows decoded with 5 beams" % len(beams))
 
 
 if __name__ == "__main__":

@@ -184,7 +184,9 @@ static void test_beam_vs_greedy(const hark_model *m)
  * window with a 0.1-probability timestamp and eot can be pruned before its eot
  * is reached (on sample06, greedy -6.56 over 24 tokens against the beam's
  * -14.31 over 49): openai's BeamSearchDecoder ranks and prunes the same way
- * (test_beam_reference), so that is the algorithm, not a fault. */
+ * (test_golden_tokens: hark's beams give PyTorch's tokens on every sample's
+ * first window with timestamps, sample06's included), so that is the
+ * algorithm, not a fault. */
 static void test_beam_vs_greedy_default_model(void)
 {
     char err[512];

@@ -1,13 +1,90 @@
 /* hark and the PyTorch reference agree token for token on every golden clip
- * with the default model (greedy, no timestamps, no prompt): the reference
- * tokens come from scripts/golden_reference.py. */
+ * with the default model (greedy, no timestamps, no prompt), and hark's beam
+ * search is openai's BeamSearchDecoder on the first window of every sample
+ * (5 beams, timestamps): the reference comes from scripts/golden_reference.py. */
 #include <cJSON.h>
+#include <math.h>
 
 #include "check.h"
+#include "decode.h"
 #include "internal.h"
+
+/* The first window of an audio file, encoded, into cross. */
+static int encode_first_window(const hark_model *m, const char *path, hark_cross *cross)
+{
+    float *x, *mel;
+    size_t n;
+    int frames, len = 2 * m->hp.n_audio_ctx, nm = m->hp.n_mels;
+    hark_error e;
+    if (hark_audio_read(path, &x, &n, &e) != 0) {
+        CHECK(0, "%s", e.msg);
+        return -1;
+    }
+    CHECK(hark_log_mel(x, n, (size_t)len * 160, nm, 1, &mel, &frames, &e) == 0, "%s", e.msg);
+    float *win = malloc(sizeof(float) * nm * len);
+    float *enc = malloc(sizeof(float) * m->hp.n_audio_ctx * m->hp.n_audio_state);
+    for (int c = 0; c < nm; c++)
+        memcpy(win + (size_t)c * len, mel + (size_t)c * frames, sizeof(float) * len);
+    hark_encode(m, win, enc, NULL);
+    hark_cross_set(m, cross, enc);
+    free(x), free(mel), free(win), free(enc);
+    return 0;
+}
+
+/* hark's beam search on one window against the reference's tokens and sum. */
+static int beam_agrees(const hark_model *m, const hark_cross *cross, const cJSON *want,
+                       const char *name)
+{
+    hark_decode_opts o = {0};
+    o.timestamps = 1, o.sample_len = m->hp.n_text_ctx / 2, o.lang_token = o.task_token = -1;
+    o.beam_size = 5, o.patience = 1, o.length_penalty = -1, o.max_initial_timestamp = 50;
+    hark_window w;
+    CHECK(hark_decode_window(m, cross, &o, NULL, &w) == 0, "%s: beam search", name);
+    const cJSON *toks = cJSON_GetObjectItem(want, "tokens"), *t = toks->child;
+    int same = w.n == cJSON_GetArraySize(toks);
+    for (int i = 0; same && i < w.n; i++, t = t->next)
+        same = w.tokens[i] == t->valueint;
+    double sum = cJSON_GetObjectItem(want, "sum_logprob")->valuedouble;
+    CHECK(same, "%s: hark's beam-search tokens differ from PyTorch's", name);
+    CHECK(fabs(w.sum_logprob - sum) < 2e-3 * fabs(sum) + 1e-3, "%s: sum_logprob %.5f, PyTorch %.5f",
+          name, w.sum_logprob, sum);
+    hark_window_free(&w);
+    return same;
+}
+
+static void test_beam_search(void)
+{
+    char *json, err[512], path[512];
+    size_t size;
+    hark_error e;
+    if (hark_read_file("tests/golden/torch_beam.json", &json, &size, &e) != 0) {
+        SKIP("%s", e.msg);
+        return;
+    }
+    cJSON *ref = cJSON_Parse(json);
+    free(json);
+    hark_model *m = hark_model_load(cJSON_GetObjectItem(ref, "model")->valuestring, err, sizeof err);
+    CHECK(m != NULL, "%s", err);
+    hark_cross cross;
+    int windows = 0, agree = 0;
+    if (m)
+        hark_cross_init(&cross, m);
+    for (cJSON *w = cJSON_GetObjectItem(ref, "windows")->child; m && w; w = w->next, windows++) {
+        snprintf(path, sizeof path, "samples/%s", w->string);
+        if (encode_first_window(m, path, &cross) == 0)
+            agree += beam_agrees(m, &cross, w, w->string);
+    }
+    printf("%d of %d sample windows: identical beam-search tokens in hark and PyTorch\n", agree, windows);
+    CHECK(windows >= 10, "%d sample windows", windows);
+    if (m)
+        hark_cross_free(&cross);
+    hark_model_free(m);
+    cJSON_Delete(ref);
+}
 
 int main(void)
 {
+    test_beam_search();
     char *json, err[512], path[512];
     size_t size;
     hark_error e;
