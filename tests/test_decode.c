@@ -7,6 +7,7 @@
 #include "decode.h"
 #include "internal.h"
 #include "transcribe.h"
+#include "window.h"
 
 #define MODEL "tests/data/tiny-random/hf-f32"
 #define MODEL_F16 "tests/data/tiny-random/hf-f16"
@@ -122,21 +123,15 @@ static void beam_vs_greedy_window(const hark_model *m, const hark_cross *cross, 
 static void beam_vs_greedy_file(const hark_model *m, const char *path, int by_sum, int with_ts,
                                 hark_cross *last)
 {
-    float *x, *mel;
-    size_t n;
-    int frames, len = 2 * m->hp.n_audio_ctx, nm = m->hp.n_mels;
-    hark_error e;
-    CHECK(hark_audio_read(path, &x, &n, &e) == 0, "%s", e.msg);
-    CHECK(hark_log_mel(x, n, (size_t)len * 160, nm, 1, &mel, &frames, &e) == 0, "%s", e.msg);
-    float *win = malloc(sizeof(float) * nm * len), *enc = malloc(sizeof(float) * m->hp.n_audio_ctx * m->hp.n_audio_state);
+    test_mel t;
+    int len = 2 * m->hp.n_audio_ctx;
+    if (test_file_mel(m, path, &t) != 0)
+        return;
     hark_cross cross;
     hark_cross_init(&cross, m);
     hark_decoder *dec = hark_decoder_new(); /* reused across windows and strategies */
-    for (int seek = 0; seek < (int)(n / 160); seek += len) {
-        for (int c = 0; c < nm; c++)
-            memcpy(win + c * len, mel + (size_t)c * frames + seek, sizeof(float) * len);
-        hark_encode(m, win, enc, NULL);
-        hark_cross_set(m, &cross, enc);
+    for (int seek = 0; seek < (int)(t.samples / 160); seek += len) {
+        test_encode_window(m, &t, seek, &cross);
         for (int ts = 0; ts <= with_ts; ts++) {
             char what[512];
             snprintf(what, sizeof what, "%s at frame %d%s", path, seek, ts ? " with timestamps" : "");
@@ -148,7 +143,7 @@ static void beam_vs_greedy_file(const hark_model *m, const char *path, int by_su
         *last = cross;
     else
         hark_cross_free(&cross);
-    free(x), free(mel), free(win), free(enc);
+    free(t.mel);
 }
 
 /* Seeded sampling: the same seed gives the same tokens, another seed others. */

@@ -8,28 +8,7 @@
 #include "check.h"
 #include "decode.h"
 #include "internal.h"
-
-/* The first window of an audio file, encoded, into cross. */
-static int encode_first_window(const hark_model *m, const char *path, hark_cross *cross)
-{
-    float *x, *mel;
-    size_t n;
-    int frames, len = 2 * m->hp.n_audio_ctx, nm = m->hp.n_mels;
-    hark_error e;
-    if (hark_audio_read(path, &x, &n, &e) != 0) {
-        CHECK(0, "%s", e.msg);
-        return -1;
-    }
-    CHECK(hark_log_mel(x, n, (size_t)len * 160, nm, 1, &mel, &frames, &e) == 0, "%s", e.msg);
-    float *win = malloc(sizeof(float) * nm * len);
-    float *enc = malloc(sizeof(float) * m->hp.n_audio_ctx * m->hp.n_audio_state);
-    for (int c = 0; c < nm; c++)
-        memcpy(win + (size_t)c * len, mel + (size_t)c * frames, sizeof(float) * len);
-    hark_encode(m, win, enc, NULL);
-    hark_cross_set(m, cross, enc);
-    free(x), free(mel), free(win), free(enc);
-    return 0;
-}
+#include "window.h"
 
 /* hark's beam search on one window against the reference's tokens and sum. */
 static int beam_agrees(const hark_model *m, const hark_cross *cross, const cJSON *want,
@@ -71,8 +50,12 @@ static void test_beam_search(void)
         hark_cross_init(&cross, m);
     for (cJSON *w = cJSON_GetObjectItem(ref, "windows")->child; m && w; w = w->next, windows++) {
         snprintf(path, sizeof path, "samples/%s", w->string);
-        if (encode_first_window(m, path, &cross) == 0)
+        test_mel t;
+        if (test_file_mel(m, path, &t) == 0) {
+            test_encode_window(m, &t, 0, &cross);
             agree += beam_agrees(m, &cross, w, w->string);
+        }
+        free(t.mel);
     }
     printf("%d of %d sample windows: identical beam-search tokens in hark and PyTorch\n", agree, windows);
     CHECK(windows >= 10, "%d sample windows", windows);
