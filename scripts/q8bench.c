@@ -1,7 +1,8 @@
 /* hark_matvec_q8 against an older revision's (old_matvec_q8: that revision's
  * q8dot.c with its symbols renamed, see scripts/q8bench), interleaved old, new,
  * old, new... in each of `rounds` rounds, best call per shape: a busy host
- * slows both alike.  Also the largest difference from the portable path. */
+ * slows both alike.  Also the largest difference from the portable path, and
+ * whether the two revisions' results are the same to the bit. */
 #include "internal.h"
 #include "kernels.h"
 #include <math.h>
@@ -62,9 +63,10 @@ int main(int argc, char **argv)
             dn = fmax(dn, fabs(y[i] - yp[i])); dold = fmax(dold, fabs(yo[i] - yp[i]));
         }
         printf("%-5s %5dx%-4d m=%d  old %.4f ms  new %.4f ms  (%.2fx)  %5.1f -> %5.1f GB/s  "
-               "max|d| vs portable: old %.2g new %.2g (rel %.2g)\n",
+               "max|d| vs portable: old %.2g new %.2g (rel %.2g); new vs old: %s\n",
                hark_dtype_name(t), rows, cols, m, best[0], best[1], best[0] / best[1],
-               rb * rows / best[0] / 1e6, rb * rows / best[1] / 1e6, dold, dn, dn / mag);
+               rb * rows / best[0] / 1e6, rb * rows / best[1] / 1e6, dold, dn, dn / mag,
+               memcmp(y, yo, sizeof *y * rows * m) ? "differ" : "identical");
         fflush(stdout);
         for (int k = 0; k < sh[s].copies; k++) free(w[k]);
         free(row), free(x), free(d8), free(s8), free(y), free(yo), free(yp), free(xq);
