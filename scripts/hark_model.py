@@ -191,12 +191,26 @@ class ResidualAttentionBlock(nn.Module):
         self.mlp = nn.Sequential(Linear(n_state, n_mlp), nn.GELU(), Linear(n_mlp, n_state))
         self.mlp_ln = LayerNorm(n_state)
 
+    # residual dropout while training (train.py --dropout); 0 at inference and export
+    dropout = 0.0
+
     def forward(self, x, xa=None, mask=None, kv_cache=None, self_cache=None):
-        x = x + self.attn(self.attn_ln(x), mask=mask, kv_cache=self_cache)[0]
+        x = x + self.drop(self.attn(self.attn_ln(x), mask=mask, kv_cache=self_cache)[0])
         if self.cross_attn is not None:
-            x = x + self.cross_attn(self.cross_attn_ln(x), xa, kv_cache=kv_cache)[0]
-        x = x + self.mlp(self.mlp_ln(x))
+            x = x + self.drop(self.cross_attn(self.cross_attn_ln(x), xa, kv_cache=kv_cache)[0])
+        x = x + self.drop(self.mlp(self.mlp_ln(x)))
         return x
+
+    def drop(self, y):
+        return F.dropout(y, self.dropout, self.training) if self.dropout else y
+
+
+def set_dropout(model, p):
+    """Residual dropout p in every block of model (training only: F.dropout is the
+    identity in eval mode)."""
+    for m in model.modules():
+        if isinstance(m, ResidualAttentionBlock):
+            m.dropout = p
 
 
 class AudioEncoder(nn.Module):

@@ -725,6 +725,9 @@ def main():
     ap.add_argument("--eq-frac", type=float, default=0.5)
     ap.add_argument("--eq-db", type=float, default=6.0,
                     help="tilt and the two bumps' gains uniform in +- this many dB")
+    ap.add_argument("--dropout", type=float, default=0.0,
+                    help="residual dropout in every block (a training shard decoded at 6.6 %% "
+                    "WER where held-out sentences in the same voices gave 16 %%)")
     ap.add_argument("--cycle-start", type=int, default=0,
                     help="step where the linear decay to --decay-steps starts again "
                     "from --lr (a warm restart)")
@@ -784,6 +787,7 @@ def main():
         # the engine use the exact erf GELU (max difference 3e-4); finish with --fast-gelu 0
         for blk in list(model.encoder.blocks) + list(model.decoder.blocks):
             blk.mlp[1] = torch.nn.GELU(approximate="tanh")
+    hm.set_dropout(model, args.dropout)
     ctc_head = CTCHead(args.d_model)
     opt = make_optimizer(model, ctc_head, args.lr)
     params = [p for g in opt.param_groups for p in g["params"]]   # for gradient clipping
