@@ -169,9 +169,7 @@ int hark_detect_language(hark_context *c, const float *samples, size_t n, const 
            : hark_log_mel(samples, n, 30 * HARK_SAMPLE_RATE, m->hp.n_mels, 1, &mel, &frames, &c->error);
     hark_pool_use(c->pool);
     if (!rc) {
-        for (int ch = 0; ch < m->hp.n_mels; ch++)
-            for (int t = 0; t < len; t++)
-                window[(size_t)ch * len + t] = mel[(size_t)ch * frames + (t < frames ? t : frames - 1)];
+        hark_mel_window(mel, frames, m->hp.n_mels, 0, frames, len, window);
         rc = hark_rank_languages(m, window, enc, &cross, order, p);
     }
     for (int i = 0; !rc && i < langs && i < max; i++, got++) {

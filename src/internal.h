@@ -232,6 +232,10 @@ void hark_mel_filters(int n_mels, float *filters /* [n_mels][201] */);
 /* Log-mel of samples (padded with pad_samples zeros): [n_mels][*n_frames]. */
 int hark_log_mel(const float *samples, size_t n, size_t pad_samples, int n_mels, int n_threads,
                  float **mel, int *n_frames, hark_error *e);
+/* Frames [seek, seek + len) of mel [n_mels][frames] into out [n_mels][len], the frames at
+ * or past stop (at most frames) as the last frame (the padding's silence). */
+void hark_mel_window(const float *mel, int frames, int n_mels, int seek, int stop, int len,
+                     float *out);
 
 int hark_write_npy(const char *path, const float *data, int rows, int cols, hark_error *e);
 int hark_read_npy(const char *path, float **data, int *rows, int *cols, hark_error *e);

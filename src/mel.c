@@ -142,3 +142,19 @@ out:
     fftwf_free(spec);
     return rc;
 }
+
+/* Frames [seek, seek + len) of a [n_mels][frames] log-mel into out [n_mels][len]. Frames at
+ * or past stop read as the last frame: the padding's floor value, so that a window past the
+ * end of the audio, or past the end of a clip inside it, sees silence there. */
+void hark_mel_window(const float *mel, int frames, int n_mels, int seek, int stop, int len,
+                     float *out)
+{
+    if (stop > frames)
+        stop = frames;
+    for (int c = 0; c < n_mels; c++) {
+        const float *row = mel + (size_t)c * frames;
+        float *dst = out + (size_t)c * len;
+        for (int t = 0; t < len; t++)
+            dst[t] = row[seek + t < stop ? seek + t : frames - 1];
+    }
+}

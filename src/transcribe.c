@@ -250,19 +250,6 @@ static int split_segments(loop_state *st, hark_result *r, const hark_window *w, 
 
 /* The window at seek; frames from `end` on (the end of the audio, or of the
  * clip being transcribed) are the padding's own floor value. */
-static void slice_window(const loop_state *st, int seek, int end, int n_mels, int len)
-{
-    for (int c = 0; c < n_mels; c++)
-        for (int t = 0; t < len; t++) {
-            int src = seek + t;
-            if (src >= end && end < st->content)
-                src = st->frames - 1; /* inside the file, past a clip: as past its end */
-            /* past the padded end, the padding's own (floor) value */
-            st->window[(size_t)c * len + t] =
-                st->mel[(size_t)c * st->frames + (src < st->frames ? src : st->frames - 1)];
-        }
-}
-
 static int drop_empty_segments(hark_result *r, int from)
 {
     int k = from;
@@ -300,7 +287,9 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
 {
     const hark_model *m = st->m;
     int len = 2 * m->hp.n_audio_ctx, size = end - seek < len ? end - seek : len;
-    slice_window(st, seek, end, m->hp.n_mels, len);
+    /* inside the file, past a clip's end reads as past the file's end */
+    hark_mel_window(st->mel, st->frames, m->hp.n_mels, seek, end < st->content ? end : st->frames,
+                    len, st->window);
     if (hark_encode(m, st->window, st->enc, &st->ws))
         return -1;
     hark_cross_set(m, &st->cross, st->enc);
@@ -428,7 +417,8 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
     hark_pool_use(pool);
     int rc = prepare(&st, samples, n, e);
     if (!rc && m->vocab.multilingual) {
-        slice_window(&st, 0, st.content, m->hp.n_mels, 2 * m->hp.n_audio_ctx);
+        hark_mel_window(st.mel, st.frames, m->hp.n_mels, 0, st.frames, 2 * m->hp.n_audio_ctx,
+                        st.window);
         rc = hark_select_language(m, p, st.window, st.enc, &st.cross, r->language,
                                   sizeof r->language, &st.lang_token, e);
         st.task_token = p->translate ? m->vocab.sp.translate : m->vocab.sp.transcribe;

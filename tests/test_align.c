@@ -26,8 +26,7 @@ int main(void)
     hark_log_mel(x, n, 480000, 80, 1, &mel, &frames, &e);
     float *win = malloc(sizeof(float) * 80 * len);
     float *enc = malloc(sizeof(float) * m->hp.n_audio_ctx * m->hp.n_audio_state);
-    for (int c = 0; c < 80; c++)
-        memcpy(win + c * len, mel + (size_t)c * frames, sizeof(float) * len);
+    hark_mel_window(mel, frames, 80, 0, frames, len, win);
     hark_encode(m, win, enc, NULL);
     hark_cross cross;
     hark_cross_init(&cross, m);

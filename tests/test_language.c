@@ -40,8 +40,7 @@ static void test_start_sequence(hark_model *m, const float *x, size_t n)
     float *logits = malloc(sizeof(float) * m->hp.n_vocab);
     hark_error e;
     hark_log_mel(x, n, 480000, 80, 1, &mel, &frames, &e);
-    for (int c = 0; c < 80; c++)
-        memcpy(win + c * len, mel + (size_t)c * frames, sizeof(float) * len);
+    hark_mel_window(mel, frames, 80, 0, frames, len, win);
     hark_encode(m, win, enc, NULL);
     hark_cross cross;
     hark_kv kv;

@@ -60,8 +60,33 @@ static void test_silence(void)
     free(mel);
 }
 
+/* Windows of a 2-channel, 6-frame log-mel whose value at (c, t) is 10c + t. */
+static void test_window(void)
+{
+    float mel[12], out[10];
+    for (int c = 0; c < 2; c++)
+        for (int t = 0; t < 6; t++)
+            mel[c * 6 + t] = 10.0f * c + t;
+    /* inside: frames 1..5 of each channel */
+    hark_mel_window(mel, 6, 2, 1, 6, 5, out);
+    CHECK(out[0] == 1 && out[4] == 5 && out[5] == 11 && out[9] == 15, "%g %g %g %g", out[0],
+          out[4], out[5], out[9]);
+    /* past the end: the last frame, the padding's silence */
+    hark_mel_window(mel, 6, 2, 3, 6, 5, out);
+    CHECK(out[2] == 5 && out[3] == 5 && out[4] == 5 && out[8] == 15, "%g %g %g", out[2], out[3],
+          out[8]);
+    /* a clip ending at frame 3: frames from 3 on read as the last frame, not as frame 3 */
+    hark_mel_window(mel, 6, 2, 1, 3, 5, out);
+    CHECK(out[0] == 1 && out[1] == 2 && out[2] == 5 && out[4] == 5 && out[6] == 12 && out[7] == 15,
+          "%g %g %g %g", out[1], out[2], out[6], out[7]);
+    /* a stop past the frames is the end of the frames */
+    hark_mel_window(mel, 6, 2, 4, 99, 5, out);
+    CHECK(out[0] == 4 && out[1] == 5 && out[4] == 5, "%g %g", out[0], out[4]);
+}
+
 int main(void)
 {
+    test_window();
     test_filters(80);
     test_filters(128);
     test_jfk();

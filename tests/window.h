@@ -37,8 +37,7 @@ static void test_encode_window(const hark_model *m, const test_mel *t, int seek,
     int len = 2 * m->hp.n_audio_ctx, nm = m->hp.n_mels;
     float *win = malloc(sizeof(float) * nm * len);
     float *enc = malloc(sizeof(float) * m->hp.n_audio_ctx * m->hp.n_audio_state);
-    for (int c = 0; c < nm; c++)
-        memcpy(win + (size_t)c * len, t->mel + (size_t)c * t->frames + seek, sizeof(float) * len);
+    hark_mel_window(t->mel, t->frames, nm, seek, t->frames, len, win);
     hark_encode(m, win, enc, NULL);
     hark_cross_set(m, cross, enc);
     free(win), free(enc);
