@@ -149,12 +149,14 @@ out:
 void hark_mel_window(const float *mel, int frames, int n_mels, int seek, int stop, int len,
                      float *out)
 {
-    if (stop > frames)
-        stop = frames;
+    int have = (stop < frames ? stop : frames) - seek; /* frames copied as they are */
+    have = have < 0 ? 0 : have > len ? len : have;
     for (int c = 0; c < n_mels; c++) {
         const float *row = mel + (size_t)c * frames;
         float *dst = out + (size_t)c * len;
-        for (int t = 0; t < len; t++)
-            dst[t] = row[seek + t < stop ? seek + t : frames - 1];
+        if (have) /* seek may lie past the frames */
+            memcpy(dst, row + seek, sizeof(float) * (size_t)have);
+        for (int t = have; t < len; t++)
+            dst[t] = row[frames - 1];
     }
 }

@@ -248,8 +248,6 @@ static int split_segments(loop_state *st, hark_result *r, const hark_window *w, 
 
 /* ---------------------------------------------------------- the loop */
 
-/* The window at seek; frames from `end` on (the end of the audio, or of the
- * clip being transcribed) are the padding's own floor value. */
 static int drop_empty_segments(hark_result *r, int from)
 {
     int k = from;
