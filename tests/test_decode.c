@@ -172,16 +172,15 @@ static void test_beam_vs_greedy(const hark_model *m)
 }
 
 /* The same on every window of every sample with the default model (real
- * speech, where beams and greedy part ways; skipped without the model), with
- * and without timestamps.  This holds for the default model, but it is not a
- * theorem of openai's algorithm: where the timestamp rule forces a timestamp,
- * its probability is spread over many neighbouring times, the five beams can
- * fill with variants of one ending, and a greedy path that closes the window
- * with a 0.1-probability timestamp and eot be pruned before its eot is
- * reached (step 72803 on sample06: greedy -6.56 over 24 tokens, beams -14.31
- * over 49).  Should a new default model fail here with timestamps only, see
- * test_golden_tokens, which holds hark's beams to PyTorch's BeamSearchDecoder
- * on every sample's first window. */
+ * speech, where beams and greedy part ways; skipped without the model), without
+ * timestamps.  With timestamps it is not a theorem of openai's algorithm: where
+ * the timestamp rule forces a timestamp, its probability is spread over many
+ * neighbouring times, the five beams can fill with variants of one ending, and a
+ * greedy path that closes the window be pruned before its eot (step 72803 on
+ * sample06: greedy -6.56 over 24 tokens, beams -14.31 over 49; the mean of steps
+ * 77250-79000 on the long sample at frame 5000: greedy -17.78 / 38, beams
+ * -19.48 / 40, which PyTorch's BeamSearchDecoder also returns).  There
+ * test_golden_tokens holds hark's beams to PyTorch's on every sample window. */
 static void test_beam_vs_greedy_default_model(void)
 {
     char err[512];
@@ -193,7 +192,7 @@ static void test_beam_vs_greedy_default_model(void)
     glob_t g;
     CHECK(glob("samples/*.wav", 0, NULL, &g) == 0 && g.gl_pathc >= 10, "samples/*.wav");
     for (size_t i = 0; i < g.gl_pathc; i++)
-        beam_vs_greedy_file(m, g.gl_pathv[i], 0, 1, NULL);
+        beam_vs_greedy_file(m, g.gl_pathv[i], 0, 0, NULL);
     globfree(&g);
     hark_model_free(m);
 }
