@@ -156,6 +156,12 @@ recordings.
 HARK = os.path.join(ROOT, "build", "hark")
 
 
+def wer_fields(f):
+    """(wer, cer, words) of the words of a line "WER 15.4 %  CER 4.9 %  words 2444"
+    (scripts/greedy-wer's, which eval-golden prints after each set's name)."""
+    return float(f[1]), float(f[4]), int(f[7])
+
+
 def golden_wer(out):
     """{"train": (wer, cer, words), "heldout": (...)} from scripts/eval-golden."""
     text = subprocess.run([os.path.join(HERE, "eval-golden"), out], capture_output=True,
@@ -164,7 +170,7 @@ def golden_wer(out):
     for line in text.splitlines():
         f = line.split()       # train WER 78.5 %  CER 58.1 %  words 297
         if len(f) >= 9 and f[0] in ("train", "heldout"):
-            res[f[0]] = (float(f[2]), float(f[5]), int(f[8]))
+            res[f[0]] = wer_fields(f[1:])
         elif f[:1] == ["long"]:  # long 4 of 16 sentences bracketed; WER 48.3 %
             res["long"] = line.split(None, 1)[1]
     return res
@@ -190,8 +196,8 @@ def clean_valid_wer(out):
         for name in ("train", "heldout"):
             f = subprocess.run([os.path.join(HERE, "greedy-wer"), os.path.join(tmp, name + ".tsv"),
                                 out], capture_output=True, text=True).stdout.split()
-            if len(f) >= 8:    # WER 15.4 %  CER 4.9 %  words 2444
-                res[name] = (float(f[1]), float(f[4]), int(f[7]))
+            if len(f) >= 8:
+                res[name] = wer_fields(f)
     return res
 
 

@@ -4,8 +4,9 @@ golden clip, with the weights of an exported Hugging Face model directory:
 tests/golden/torch_greedy.json, which tests/test_golden_tokens.c compares with
 hark's tokens (greedy, no timestamps, no prompt, one 2*n_audio_ctx window).
 Also openai's beam search (5 beams, patience 1, with timestamps) on the first
-window of every sample in samples/ and on each later window wholly inside it: tests/golden/torch_beam.json (tokens and
-summed log-probability), compared by the same test.
+window of every sample in samples/ and on each later window wholly inside it:
+tests/golden/torch_beam.json (tokens and summed log-probability), compared by the
+same test.
 
 Run after each export:  /usr/bin/python3 scripts/golden_reference.py [MODEL_DIR]
 """

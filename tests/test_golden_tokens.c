@@ -1,7 +1,8 @@
 /* hark and the PyTorch reference agree token for token on every golden clip
  * with the default model (greedy, no timestamps, no prompt), and hark's beam
  * search is openai's BeamSearchDecoder on the first window of every sample
- * and each later window wholly inside it (5 beams, timestamps): the reference comes from scripts/golden_reference.py. */
+ * and each later window wholly inside it (5 beams, timestamps): the reference
+ * comes from scripts/golden_reference.py. */
 #include <cJSON.h>
 #include <math.h>
 #include <string.h>
@@ -12,15 +13,15 @@
 #include "window.h"
 
 /* Where hark's and PyTorch's sequences first part, or -1 where they are the same.
- * ts_only: timestamps are compared only by count (a near-tie between two
- * neighbouring times, which rounding decides, need not choose the same one). */
-static int first_difference(const hark_window *w, const cJSON *toks, int ts_begin, int ts_only)
+ * any_time: a timestamp matches any timestamp at the same position (a near-tie
+ * between two times, which rounding decides, need not choose the same one). */
+static int first_difference(const hark_window *w, const cJSON *toks, int ts_begin, int any_time)
 {
     const cJSON *t = toks->child;
     int i = 0;
     for (; i < w->n && t; i++, t = t->next) {
         int a = w->tokens[i], b = t->valueint;
-        if (a != b && !(ts_only && a >= ts_begin && b >= ts_begin))
+        if (a != b && !(any_time && a >= ts_begin && b >= ts_begin))
             return i;
     }
     return i == w->n && !t ? -1 : i;
