@@ -293,11 +293,13 @@ def data_text(runs, final_step):
 
 
 def grown_text(state):
-    """The card's words for scripts/grow_encoder.py's steps, if any."""
-    return "".join(" At step %d the encoder grew from %d to %d layers (`scripts/grow_encoder.py`:"
-                   " new blocks %s start as the identity)." % (
-                       g["step"], g["encoder_layers"][0], g["encoder_layers"][1],
-                       ", ".join(map(str, g["new_blocks"]))) for g in state.get("grown", []))
+    """The card's words for the model's changes of shape (scripts/reshape_ckpt.py), if any."""
+    grown = "".join(" At step %d the encoder grew from %d to %d layers (new blocks %s start as "
+                    "the identity)." % (g["step"], g["encoder_layers"][0], g["encoder_layers"][1],
+                                        ", ".join(map(str, g["new_blocks"])))
+                    for g in state.get("grown", []))
+    return grown + "".join(" At step %d (`scripts/reshape_ckpt.py`): %s." % (r["step"], r["what"])
+                           for r in state.get("reshaped", []))
 
 
 def hark_measurements(out):
@@ -351,7 +353,8 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(1)
     model, state = load_checkpoint(args.ckpt, args.average, args.work)
-    tokens, merges = bpe.load()
+    tok_path = os.path.join(ROOT, state["args"].get("tokenizer", "tokenizer/merges.txt"))
+    tokens, merges = bpe.load(tok_path)
     assert len(tokens) == state["n_text_tokens"], "tokenizer does not match the checkpoint"
     sp = specials_for(model.dims, len(tokens))
     sp.suppress = suppress_list(tokens, sp)
@@ -363,7 +366,7 @@ def main():
     json.dump(gen, open(gp, "w"), indent=2)
     res = {}
     if args.eval:
-        tok = bpe.Tokenizer()
+        tok = bpe.Tokenizer(tok_path)
         res = evaluate(model, sp, tok, args.eval)
     d = model.dims
     size = os.path.getsize(os.path.join(args.out, "model.safetensors")) / 1e6

@@ -498,7 +498,7 @@ def make_model(dims):
 
 def optimizer_params(model, ctc_head):
     """(name, parameter) in the optimiser's order: weight-decayed matrices, then the rest
-    (scripts/grow_encoder.py maps AdamW state between model shapes by these names)."""
+    (named for what each parameter is)."""
     named = [("model." + n, p) for n, p in model.named_parameters()] + \
         [("ctc." + n, p) for n, p in ctc_head.named_parameters()]
     return [np_ for np_ in named if np_[1].dim() >= 2] + [np_ for np_ in named if np_[1].dim() < 2]
@@ -658,7 +658,7 @@ MACHINE_ARGS = ("ckpt", "data", "work", "device", "threads", "workers", "max_min
                 "log_every", "val_every", "val_n", "val_rms_n", "ckpt_min", "bf16",
                 "batch_frames", "batch_max")
 SHAPE_ARGS = ("d_model", "heads", "enc_layers", "dec_layers", "n_audio_ctx", "n_text_ctx",
-              "seed")
+              "seed", "tokenizer")
 
 
 def resume_args(args, saved, argv):
@@ -689,6 +689,8 @@ def main():
     ap.add_argument("--dec-layers", type=int, default=4)
     ap.add_argument("--n-audio-ctx", type=int, default=500)
     ap.add_argument("--n-text-ctx", type=int, default=224)
+    ap.add_argument("--tokenizer", default="tokenizer/merges.txt",
+                    help="BPE merges, relative to the repository (scripts/bpe.py train)")
     ap.add_argument("--batch-frames", type=int, default=4800,
                     help="mel frames per batch (16 x 3 s); batch size follows clip length")
     ap.add_argument("--batch-max", type=int, default=48)
@@ -765,13 +767,13 @@ def main():
     opt_path = os.path.join(args.work, "opt.pt")
     log_path = os.path.join(args.ckpt, "train.log")
 
-    tok = Tokenizer()
-    n_ts = int(round(args.n_audio_ctx * 320 / SR / 0.02)) + 1   # 0.00 .. window, 0.02 s steps
-    sp = hm.Specials(len(tok), 1, n_ts)
     state = None
     if os.path.exists(state_path):
         state = json.load(open(state_path))
         resume_args(args, state["args"], sys.argv[1:])
+    tok = Tokenizer(os.path.join(ROOT, args.tokenizer))
+    n_ts = int(round(args.n_audio_ctx * 320 / SR / 0.02)) + 1   # 0.00 .. window, 0.02 s steps
+    sp = hm.Specials(len(tok), 1, n_ts)
     dims = hm.Dims(n_mels=80, n_audio_ctx=args.n_audio_ctx, n_audio_state=args.d_model,
                    n_audio_head=args.heads, n_audio_layer=args.enc_layers,
                    n_vocab=sp.n_vocab, n_text_ctx=args.n_text_ctx, n_text_state=args.d_model,
@@ -847,7 +849,8 @@ def main():
         os.replace(opt_path + ".tmp", opt_path)
         meta = {"step": step, "seconds_seen": seconds_seen, "hours_seen": seconds_seen / 3600,
                 "dims": dims.__dict__, "n_text_tokens": len(tok), "args": vars(args),
-                "tokenizer": "tokenizer/merges.txt", "saved": time.strftime("%Y-%m-%d %H:%M:%S")}
+                "tokenizer": args.tokenizer, "saved": time.strftime("%Y-%m-%d %H:%M:%S")}
+        meta.update({k: state[k] for k in ("grown", "reshaped") if state and k in state})
         for d in (args.ckpt, args.work):
             os.makedirs(d, exist_ok=True)
             wp, sp_ = os.path.join(d, "model.fp16.pt"), os.path.join(d, "state.json")
