@@ -22,7 +22,13 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-DEFAULT = os.path.join(ROOT, "tokenizer", "merges.txt")
+DEFAULT_NAME = "tokenizer/merges.txt"     # a checkpoint without a "tokenizer" argument
+DEFAULT = os.path.join(ROOT, DEFAULT_NAME)
+
+
+def checkpoint_merges(state_args):
+    """The path of the merges a training checkpoint's arguments name (train.py --tokenizer)."""
+    return os.path.join(ROOT, state_args.get("tokenizer", DEFAULT_NAME))
 
 PAT = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+""")
 

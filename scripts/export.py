@@ -353,7 +353,7 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(1)
     model, state = load_checkpoint(args.ckpt, args.average, args.work)
-    tok_path = os.path.join(ROOT, state["args"].get("tokenizer", "tokenizer/merges.txt"))
+    tok_path = bpe.checkpoint_merges(state["args"])
     tokens, merges = bpe.load(tok_path)
     assert len(tokens) == state["n_text_tokens"], "tokenizer does not match the checkpoint"
     sp = specials_for(model.dims, len(tokens))

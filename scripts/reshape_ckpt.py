@@ -29,7 +29,7 @@ import torch
 
 import train as T
 import hark_model as hm
-from bpe import Tokenizer
+from bpe import Tokenizer, checkpoint_merges
 
 
 def ints(text):
@@ -86,8 +86,8 @@ def main():
     state = json.load(open(os.path.join(a.ckpt, "state.json")))
     w = torch.load(os.path.join(a.ckpt, "model.fp16.pt"), map_location="cpu")
     old_dims = hm.Dims(**state["dims"])
-    old_tok_path = state["args"].get("tokenizer", "tokenizer/merges.txt")
-    old_tok = Tokenizer(os.path.join(T.ROOT, old_tok_path))
+    old_tok_path = os.path.relpath(checkpoint_merges(state["args"]), T.ROOT)
+    old_tok = Tokenizer(checkpoint_merges(state["args"]))
     new_tok_path = os.path.relpath(os.path.abspath(a.merges), T.ROOT) if a.merges else old_tok_path
     new_tok = Tokenizer(os.path.join(T.ROOT, new_tok_path))
     assert new_tok.merges[:len(old_tok.merges)] == old_tok.merges, \
@@ -100,6 +100,7 @@ def main():
     dims = hm.Dims(**dict(state["dims"], n_audio_layer=len(enc_plan),
                           n_text_layer=len(dec_plan), n_vocab=n_vocab))
     old_sd = {k: v.float() for k, v in w["model"].items()}
+    torch.manual_seed(state["args"]["seed"])    # a new block's own weights: the same every run
     model = hm.Whisper(dims)
     sd = {k: v.clone() for k, v in model.state_dict().items()}
     for k in sd:
@@ -151,13 +152,9 @@ def check_unchanged(old_dims, old_sd, model, enc_plan, ids):
     """Old logits, mapped to new ids, from the reshaped model (fp32, a random input)."""
     kept = [i for i in enc_plan if i is not None]
     ref = hm.Whisper(hm.Dims(**dict(old_dims.__dict__, n_audio_layer=len(kept))))
-    ref_sd = dict(old_sd)
-    for j, i in enumerate(kept):
-        for k in [k for k in old_sd if k.startswith("encoder.blocks.%d." % i)]:
-            ref_sd[k.replace(".blocks.%d." % i, ".blocks.%d." % j, 1)] = old_sd[k]
-    ref_sd = {k: v for k, v in ref_sd.items() if not k.startswith("encoder.blocks.") or
-              int(k.split(".")[2]) < len(kept)}
-    ref.load_state_dict(ref_sd, strict=False)
+    ref_sd = {k: old_sd.get(k, v) for k, v in ref.state_dict().items()}
+    move_blocks(old_sd, ref_sd, "encoder", kept)
+    ref.load_state_dict(ref_sd)
     ref.eval()
     model.eval()
     g = torch.Generator().manual_seed(0)

@@ -83,7 +83,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import hark_model as hm  # noqa: E402
-from bpe import Tokenizer  # noqa: E402
+from bpe import DEFAULT_NAME, Tokenizer, checkpoint_merges  # noqa: E402
 
 # Debian's torch 1.13 oneDNN convolution gave infinite gradients on half the batches;
 # the convolutions run as matmuls (conv_as_matmul), oneDNN only for bf16 products
@@ -497,8 +497,7 @@ def make_model(dims):
 
 
 def optimizer_params(model, ctc_head):
-    """(name, parameter) in the optimiser's order: weight-decayed matrices, then the rest
-    (named for what each parameter is)."""
+    """(name, parameter) in the optimiser's order: weight-decayed matrices, then the rest."""
     named = [("model." + n, p) for n, p in model.named_parameters()] + \
         [("ctc." + n, p) for n, p in ctc_head.named_parameters()]
     return [np_ for np_ in named if np_[1].dim() >= 2] + [np_ for np_ in named if np_[1].dim() < 2]
@@ -689,7 +688,7 @@ def main():
     ap.add_argument("--dec-layers", type=int, default=4)
     ap.add_argument("--n-audio-ctx", type=int, default=500)
     ap.add_argument("--n-text-ctx", type=int, default=224)
-    ap.add_argument("--tokenizer", default="tokenizer/merges.txt",
+    ap.add_argument("--tokenizer", default=DEFAULT_NAME,
                     help="BPE merges, relative to the repository (scripts/bpe.py train)")
     ap.add_argument("--batch-frames", type=int, default=4800,
                     help="mel frames per batch (16 x 3 s); batch size follows clip length")
@@ -771,7 +770,7 @@ def main():
     if os.path.exists(state_path):
         state = json.load(open(state_path))
         resume_args(args, state["args"], sys.argv[1:])
-    tok = Tokenizer(os.path.join(ROOT, args.tokenizer))
+    tok = Tokenizer(checkpoint_merges(vars(args)))
     n_ts = int(round(args.n_audio_ctx * 320 / SR / 0.02)) + 1   # 0.00 .. window, 0.02 s steps
     sp = hm.Specials(len(tok), 1, n_ts)
     dims = hm.Dims(n_mels=80, n_audio_ctx=args.n_audio_ctx, n_audio_state=args.d_model,
