@@ -302,9 +302,10 @@ def grown_text(state):
                            for r in state.get("reshaped", []))
 
 
-def hark_measurements(out):
-    """The card's status line and C-engine table, when build/hark exists."""
-    if not os.path.exists(HARK):
+def hark_measurements(out, wanted=True):
+    """The card's status line and C-engine table, when build/hark exists and they are
+    wanted (scripts/eval-candidate measures for itself: export.py --no-measure)."""
+    if not wanted or not os.path.exists(HARK):
         return "", "Not measured: build hark (`make`) and export again."
     golden, human, clean = golden_wer(out), human_wer(out), clean_valid_wer(out)
     names = {"train": "tests/golden, 30 clips in training voices (held-out sentences)",
@@ -350,6 +351,8 @@ def main():
                     help="export the mean weights of the last N validated steps up to the "
                     "checkpoint's (train.py's snapshots in --work)")
     ap.add_argument("--work", default=os.environ.get("HARK_WORK", "/work/cache/hark-train"))
+    ap.add_argument("--no-measure", action="store_true",
+                    help="leave the card's measurements through hark out (minutes of decoding)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     model, state = load_checkpoint(args.ckpt, args.average, args.work)
@@ -374,7 +377,7 @@ def main():
         {"test": "test sentences, training voices", "test-rms":
          "test sentences, held-out voice (flite rms)"}[k], v["clips"], v["words"],
         100 * v["wer"]) for k, v in res.items()) or "| (not measured) | | | |"
-    status, hark_rows = hark_measurements(os.path.relpath(args.out, ROOT))
+    status, hark_rows = hark_measurements(os.path.relpath(args.out, ROOT), not args.no_measure)
     avg = state.get("averaged", [])
     runs = run_history(args.ckpt, state["step"])
     card = CARD.format(
