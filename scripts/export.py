@@ -34,11 +34,12 @@ EVAL_SETS = [  # name, split, voices, clips
 ]
 
 
-def averaged_weights(paths):
-    """The mean of one or more checkpoints' weights, in fp32."""
+def averaged_weights(paths, part="model"):
+    """The mean of one or more checkpoints' weights (part "model", or "ctc": the CTC
+    head), in fp32."""
     total = None
     for p in paths:
-        w = torch.load(p, map_location="cpu")["model"]
+        w = torch.load(p, map_location="cpu")[part]
         total = {k: v.float() for k, v in w.items()} if total is None else \
             {k: total[k] + w[k].float() for k in total}
     return {k: v / len(paths) for k, v in total.items()}
@@ -58,18 +59,38 @@ def snapshots_upto(work, step, n):
     return found[-n:]
 
 
+def checkpoint_paths(ckpt, state, average, work):
+    """The files whose mean is the model: the checkpoint's, or its last snapshots
+    (state gets their steps as "averaged")."""
+    if average <= 1:
+        return [os.path.join(ckpt, "model.fp16.pt")]
+    paths = snapshots_upto(work, state["step"], average)
+    state["averaged"] = [snapshot_step(p) for p in paths]
+    return paths
+
+
 def load_checkpoint(ckpt, average=0, work=None):
     state = json.load(open(os.path.join(ckpt, "state.json")))
     dims = hm.Dims(**state["dims"])
     model = hm.Whisper(dims)
-    paths = [os.path.join(ckpt, "model.fp16.pt")]
-    if average > 1:
-        paths = snapshots_upto(work, state["step"], average)
-        state["averaged"] = [snapshot_step(p) for p in paths]
+    paths = checkpoint_paths(ckpt, state, average, work)
     missing, unexpected = model.load_state_dict(averaged_weights(paths), strict=False)
     assert not unexpected and all(k == "decoder.mask" for k in missing), (missing, unexpected)
     model.eval()
     return model, state
+
+
+def write_averaged_checkpoint(ckpt, state, average, work):
+    """Replace ckpt's weights by the mean of its last `average` snapshots (fp16, CTC head
+    too), state.json saying which: the committed checkpoint then exports to the default
+    model byte for byte, as de5ef25's does.  train.py resumes from the fp32 weights and
+    optimiser of the same step when $HARK_WORK has them, not from this mean."""
+    paths = checkpoint_paths(ckpt, dict(state), average, work)
+    halves = {part: {k: v.half() for k, v in averaged_weights(paths, part).items()}
+              for part in ("model", "ctc")}
+    torch.save(halves, os.path.join(ckpt, "model.fp16.pt"))
+    with open(os.path.join(ckpt, "state.json"), "w") as f:
+        json.dump(state, f, indent=1)
 
 
 def specials_for(dims, n_text):
@@ -351,11 +372,15 @@ def main():
                     help="export the mean weights of the last N validated steps up to the "
                     "checkpoint's (train.py's snapshots in --work)")
     ap.add_argument("--work", default=os.environ.get("HARK_WORK", "/work/cache/hark-train"))
+    ap.add_argument("--write-ckpt", action="store_true",
+                    help="with --average: also write that mean into --ckpt as its weights")
     ap.add_argument("--no-measure", action="store_true",
                     help="leave the card's measurements through hark out (minutes of decoding)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     model, state = load_checkpoint(args.ckpt, args.average, args.work)
+    if args.write_ckpt and args.average > 1:
+        write_averaged_checkpoint(args.ckpt, state, args.average, args.work)
     tok_path = bpe.checkpoint_merges(state["args"])
     tokens, merges = bpe.load(tok_path)
     assert len(tokens) == state["n_text_tokens"], "tokenizer does not match the checkpoint"
