@@ -88,9 +88,12 @@ def write_averaged_checkpoint(ckpt, state, average, work):
     paths = checkpoint_paths(ckpt, dict(state), average, work)
     halves = {part: {k: v.half() for k, v in averaged_weights(paths, part).items()}
               for part in ("model", "ctc")}
-    torch.save(halves, os.path.join(ckpt, "model.fp16.pt"))
-    with open(os.path.join(ckpt, "state.json"), "w") as f:
+    w_path, s_path = os.path.join(ckpt, "model.fp16.pt"), os.path.join(ckpt, "state.json")
+    torch.save(halves, w_path + ".tmp")
+    with open(s_path + ".tmp", "w") as f:
         json.dump(state, f, indent=1)
+    os.replace(w_path + ".tmp", w_path)   # each file whole, as train.py writes them
+    os.replace(s_path + ".tmp", s_path)
 
 
 def specials_for(dims, n_text):
@@ -377,6 +380,8 @@ def main():
     ap.add_argument("--no-measure", action="store_true",
                     help="leave the card's measurements through hark out (minutes of decoding)")
     args = ap.parse_args()
+    if args.write_ckpt and args.average <= 1:
+        ap.error("--write-ckpt needs --average N (N >= 2): the checkpoint already is the model")
     torch.set_num_threads(1)
     model, state = load_checkpoint(args.ckpt, args.average, args.work)
     if args.write_ckpt and args.average > 1:
