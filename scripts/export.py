@@ -34,15 +34,16 @@ EVAL_SETS = [  # name, split, voices, clips
 ]
 
 
-def averaged_weights(paths, part="model"):
-    """The mean of one or more checkpoints' weights (part "model", or "ctc": the CTC
-    head), in fp32."""
+def averaged_weights(paths):
+    """The mean of one or more checkpoints' weights, in fp32: {"model": ..., "ctc": ...}
+    (the CTC head), each file read once."""
     total = None
     for p in paths:
-        w = torch.load(p, map_location="cpu")[part]
-        total = {k: v.float() for k, v in w.items()} if total is None else \
-            {k: total[k] + w[k].float() for k in total}
-    return {k: v / len(paths) for k, v in total.items()}
+        w = torch.load(p, map_location="cpu")
+        parts = {part: {k: v.float() for k, v in w[part].items()} for part in ("model", "ctc")}
+        total = parts if total is None else \
+            {part: {k: total[part][k] + parts[part][k] for k in total[part]} for part in total}
+    return {part: {k: v / len(paths) for k, v in sd.items()} for part, sd in total.items()}
 
 
 def snapshot_step(path):
@@ -70,24 +71,23 @@ def checkpoint_paths(ckpt, state, average, work):
 
 
 def load_checkpoint(ckpt, average=0, work=None):
+    """(model, state, weights): weights are the fp32 means the model was loaded from."""
     state = json.load(open(os.path.join(ckpt, "state.json")))
     dims = hm.Dims(**state["dims"])
     model = hm.Whisper(dims)
-    paths = checkpoint_paths(ckpt, state, average, work)
-    missing, unexpected = model.load_state_dict(averaged_weights(paths), strict=False)
+    weights = averaged_weights(checkpoint_paths(ckpt, state, average, work))
+    missing, unexpected = model.load_state_dict(weights["model"], strict=False)
     assert not unexpected and all(k == "decoder.mask" for k in missing), (missing, unexpected)
     model.eval()
-    return model, state
+    return model, state, weights
 
 
-def write_averaged_checkpoint(ckpt, state, average, work):
-    """Replace ckpt's weights by the mean of its last `average` snapshots (fp16, CTC head
-    too), state.json saying which: the committed checkpoint then exports to the default
-    model byte for byte, as de5ef25's does.  train.py resumes from the fp32 weights and
+def write_averaged_checkpoint(ckpt, state, weights):
+    """Replace ckpt's weights by the mean of its last snapshots (fp16, CTC head too),
+    state.json saying which: the committed checkpoint then exports to the default model
+    byte for byte, as de5ef25's does.  train.py resumes from the fp32 weights and
     optimiser of the same step when $HARK_WORK has them, not from this mean."""
-    paths = checkpoint_paths(ckpt, dict(state), average, work)
-    halves = {part: {k: v.half() for k, v in averaged_weights(paths, part).items()}
-              for part in ("model", "ctc")}
+    halves = {part: {k: v.half() for k, v in sd.items()} for part, sd in weights.items()}
     w_path, s_path = os.path.join(ckpt, "model.fp16.pt"), os.path.join(ckpt, "state.json")
     torch.save(halves, w_path + ".tmp")
     with open(s_path + ".tmp", "w") as f:
@@ -383,9 +383,9 @@ def main():
     if args.write_ckpt and args.average <= 1:
         ap.error("--write-ckpt needs --average N (N >= 2): the checkpoint already is the model")
     torch.set_num_threads(1)
-    model, state = load_checkpoint(args.ckpt, args.average, args.work)
-    if args.write_ckpt and args.average > 1:
-        write_averaged_checkpoint(args.ckpt, state, args.average, args.work)
+    model, state, weights = load_checkpoint(args.ckpt, args.average, args.work)
+    if args.write_ckpt:
+        write_averaged_checkpoint(args.ckpt, state, weights)
     tok_path = bpe.checkpoint_merges(state["args"])
     tokens, merges = bpe.load(tok_path)
     assert len(tokens) == state["n_text_tokens"], "tokenizer does not match the checkpoint"

@@ -87,7 +87,7 @@ def main():
     w = torch.load(os.path.join(a.ckpt, "model.fp16.pt"), map_location="cpu")
     old_dims = hm.Dims(**state["dims"])
     old_tok_path = os.path.relpath(checkpoint_merges(state["args"]), T.ROOT)
-    old_tok = Tokenizer(checkpoint_merges(state["args"]))
+    old_tok = Tokenizer(os.path.join(T.ROOT, old_tok_path))
     new_tok_path = os.path.relpath(os.path.abspath(a.merges), T.ROOT) if a.merges else old_tok_path
     new_tok = Tokenizer(os.path.join(T.ROOT, new_tok_path))
     assert new_tok.merges[:len(old_tok.merges)] == old_tok.merges, \
