@@ -9,6 +9,11 @@ Sources (Debian packages; install with
     written to corpus/train-wordnet.txt only, for training: deduplicated against the
     committed train/valid/test files, and those whose hash falls in validation or
     test dropped, so that the committed validation and test sets stay as they are
+  - with --glosses: WordNet's definitions ("a general concept formed by extracting
+    common features from specific examples"), written the same way to
+    corpus/train-glosses.txt, also deduplicated against the two files above and below:
+    new text again (the old-shape model's validation WER fell from 15-16 to 13.6 % within
+    250 steps of meeting the long descriptions, session 21)
   - with --long-descriptions: the long package descriptions of apt's English
     translation files (apt-get update -o Acquire::Languages=en fetches them), written
     the same way to corpus/train-descriptions.txt, also deduplicated against
@@ -27,10 +32,12 @@ it is fixed (no RNG state) and stable when sources grow:
 Usage: scripts/corpus.py [--out corpus] [--descriptions]
        scripts/corpus.py --wordnet [--out corpus]
        scripts/corpus.py --long-descriptions [--out corpus]
+       scripts/corpus.py --glosses [--out corpus]
 Writes corpus/train.txt, corpus/valid.txt, corpus/test.txt (one sentence a line), or
 with --wordnet corpus/train-wordnet.txt (synthesize it with
 scripts/synth.py build --split train-wordnet ...), or with --long-descriptions
-corpus/train-descriptions.txt (--split train-descriptions).
+corpus/train-descriptions.txt (--split train-descriptions), or with --glosses
+corpus/train-glosses.txt (--split train-glosses).
 """
 import argparse
 import glob
@@ -96,6 +103,19 @@ def wordnet_texts():
             for line in f:
                 if not line.startswith("  "):   # the licence header
                     yield from re.findall(r'"([^"]+)"', line)
+
+
+def wordnet_gloss_texts():
+    """The definitions of WordNet's synsets ("facing or on the side toward the apex"):
+    the gloss's ';'-separated parts that are not quoted examples, asides in brackets
+    dropped (they are labels: "(botany)", "(usually followed by `to')")."""
+    for path in sorted(glob.glob(os.path.join(WORDNET_DIR, "data.*"))):
+        with open(path, encoding="utf-8", errors="ignore") as f:
+            for line in f:
+                if line.startswith("  ") or " | " not in line:
+                    continue
+                gloss = re.sub(r"\([^()]*\)", "", line.split(" | ", 1)[1])
+                yield from (p for p in gloss.split(";") if '"' not in p)
 
 
 def long_description_texts():
@@ -214,12 +234,18 @@ def main():
                     help="also use short package descriptions (apt-cache dumpavail)")
     ap.add_argument("--wordnet", action="store_true",
                     help="write train-wordnet.txt from WordNet's examples (see above)")
+    ap.add_argument("--glosses", action="store_true",
+                    help="write train-glosses.txt from WordNet's definitions (see above)")
     ap.add_argument("--long-descriptions", action="store_true",
                     help="write train-descriptions.txt from apt's long descriptions (see above)")
     args = ap.parse_args()
     words = load_dict()
     if args.wordnet:
         build_train_only(args.out, "train-wordnet", wordnet_texts(), words)
+        return
+    if args.glosses:
+        build_train_only(args.out, "train-glosses", wordnet_gloss_texts(), words,
+                         ["train-wordnet.txt", "train-descriptions.txt"])
         return
     if args.long_descriptions:
         build_train_only(args.out, "train-descriptions", description_sentences(), words,

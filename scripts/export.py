@@ -153,7 +153,9 @@ recordings.
   {sot}, `<|en|>`, task tokens, `<|notimestamps|>` {nots}, {n_ts} timestamp tokens
   0.00-{win:.2f} s from id {tsb}); n_vocab {n_vocab}.
 - Data: sentences from Debian's `fortunes`/`fortunes-min` and package short descriptions, every
-  word in `wamerican`, 3-20 words (`scripts/corpus.py`; corpus/ holds the train/valid/test lists).
+  word in `wamerican`, 3-20 words (`scripts/corpus.py`; corpus/ holds the train/valid/test lists);
+  for training only also WordNet's example sentences and definitions and apt's long package
+  descriptions (corpus/train-wordnet.txt, train-glosses.txt, train-descriptions.txt).
   Speech from espeak-ng (8 English accents x ~95 variants, rate 120-220 wpm, pitch 20-80),
   flite (kal16, awb, slt, kal; from step 28000 also awb, slt and kal16 at drawn mean pitch
   85-220 Hz) and festival (kal_diphone; from step 28000 also ked_diphone and the HTS slt voice,
