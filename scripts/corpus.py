@@ -96,26 +96,29 @@ def description_texts():
             yield line[len("Description: "):]
 
 
-def wordnet_texts():
-    """The quoted usage examples of WordNet's synsets ("he ran to the store")."""
+def wordnet_glosses():
+    """The gloss (after ' | ') of every synset line of WordNet's data files, whose
+    licence header lines start with two spaces."""
     for path in sorted(glob.glob(os.path.join(WORDNET_DIR, "data.*"))):
         with open(path, encoding="utf-8", errors="ignore") as f:
             for line in f:
-                if not line.startswith("  "):   # the licence header
-                    yield from re.findall(r'"([^"]+)"', line)
+                if not line.startswith("  ") and " | " in line:
+                    yield line.split(" | ", 1)[1]
+
+
+def wordnet_texts():
+    """The quoted usage examples of WordNet's synsets ("he ran to the store")."""
+    for gloss in wordnet_glosses():
+        yield from re.findall(r'"([^"]+)"', gloss)
 
 
 def wordnet_gloss_texts():
     """The definitions of WordNet's synsets ("facing or on the side toward the apex"):
     the gloss's ';'-separated parts that are not quoted examples, asides in brackets
     dropped (they are labels: "(botany)", "(usually followed by `to')")."""
-    for path in sorted(glob.glob(os.path.join(WORDNET_DIR, "data.*"))):
-        with open(path, encoding="utf-8", errors="ignore") as f:
-            for line in f:
-                if line.startswith("  ") or " | " not in line:
-                    continue
-                gloss = re.sub(r"\([^()]*\)", "", line.split(" | ", 1)[1])
-                yield from (p for p in gloss.split(";") if '"' not in p)
+    for gloss in wordnet_glosses():
+        gloss = re.sub(r"\([^()]*\)", "", gloss)
+        yield from (part for part in gloss.split(";") if '"' not in part)
 
 
 def long_description_texts():
