@@ -243,17 +243,16 @@ def main():
                     help="write train-descriptions.txt from apt's long descriptions (see above)")
     args = ap.parse_args()
     words = load_dict()
-    if args.wordnet:
-        build_train_only(args.out, "train-wordnet", wordnet_texts(), words)
-        return
-    if args.glosses:
-        build_train_only(args.out, "train-glosses", wordnet_gloss_texts(), words,
-                         ["train-wordnet.txt", "train-descriptions.txt"])
-        return
-    if args.long_descriptions:
-        build_train_only(args.out, "train-descriptions", description_sentences(), words,
-                         ["train-wordnet.txt"])
-        return
+    # the training-only files: option, file name, sentences, files also deduplicated against
+    for wanted, name, texts, against in (
+            (args.wordnet, "train-wordnet", wordnet_texts, []),
+            (args.glosses, "train-glosses", wordnet_gloss_texts,
+             ["train-wordnet.txt", "train-descriptions.txt"]),
+            (args.long_descriptions, "train-descriptions", description_sentences,
+             ["train-wordnet.txt"])):
+        if wanted:
+            build_train_only(args.out, name, texts(), words, against)
+            return
     seen, out = set(), {"train": [], "valid": [], "test": []}
     sources = [fortune_texts()] + ([description_texts()] if args.descriptions else [])
     for src in sources:
