@@ -342,8 +342,7 @@ static void cross_attention(const hark_model *m, hark_kv *kv, int l, step_buf *b
 static void mlp(const hark_block *blk, step_buf *b, int n, int d)
 {
     hark_layer_norm(b->h, b->x, n, d, blk->mlp_ln_w, blk->mlp_ln_b);
-    hark_linear(b->mlp, b->h, n, &blk->fc1, blk->fc1_b);
-    hark_gelu(b->mlp, (size_t)n * 4 * d);
+    hark_linear_gelu(b->mlp, b->h, n, &blk->fc1, blk->fc1_b);
     hark_linear(b->h, b->mlp, n, &blk->fc2, blk->fc2_b);
     hark_add(b->x, b->h, (size_t)n * d);
 }

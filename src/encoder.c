@@ -45,8 +45,7 @@ static void encoder_block(const hark_block *b, float *x, int n, int d, int n_hea
     hark_linear(h, att, n, &b->attn.o, b->attn.o_b);
     hark_add(x, h, (size_t)n * d);
     hark_layer_norm(h, x, n, d, b->mlp_ln_w, b->mlp_ln_b);
-    hark_linear(mlp, h, n, &b->fc1, b->fc1_b);
-    hark_gelu(mlp, (size_t)n * 4 * d);
+    hark_linear_gelu(mlp, h, n, &b->fc1, b->fc1_b);
     hark_linear(h, mlp, n, &b->fc2, b->fc2_b);
     hark_add(x, h, (size_t)n * d);
 }
@@ -84,11 +83,9 @@ int hark_encode(const hark_model *m, const float *mel, float *out, hark_workspac
         return HARK_ERR_NOMEM;
     float *cols = all, *h1 = cols + cols_size, *buf = all;
     im2col(cols, mel, frames, hp->n_mels, 1, frames, 1);
-    hark_linear(h1, cols, frames, &m->conv1, m->conv1_b);
-    hark_gelu(h1, (size_t)frames * d);
+    hark_linear_gelu(h1, cols, frames, &m->conv1, m->conv1_b);
     im2col(cols, h1, frames, d, 2, n, 0);
-    hark_linear(out, cols, n, &m->conv2, m->conv2_b);
-    hark_gelu(out, (size_t)n * d);
+    hark_linear_gelu(out, cols, n, &m->conv2, m->conv2_b);
     hark_add(out, m->enc_pos, (size_t)n * d);
     for (int l = 0; l < hp->n_audio_layer; l++)
         encoder_block(&m->enc[l], out, n, d, hp->n_audio_head, buf);

@@ -97,11 +97,21 @@ AVX512 static void gemm_rows(float *y, int ldy, const float *x, int ldx, const f
     HARK_BY_ROWS_12(rows, gemm_tile, y, ldy, x, ldx, panel, kc, m0, m1, accumulate)
 }
 
+/* The epilogue, while the chunk's outputs are still in L2: a separate pass
+ * would bring the encoder's 12 MB MLP activations back from memory. */
+static void finish_row(float *y, int n, const float *bias, int gelu)
+{
+    if (bias)
+        hark_add_fast(y, bias, (size_t)n);
+    if (gelu)
+        hark_gelu_fast(y, (size_t)n);
+}
+
 /* Chunks of MC rows (their slice of x, 192 KB, stays in L2), slices of KC
  * columns inside, so that a panel's slice (32 KB) stays in L1 while every row
  * tile of the chunk passes over it; each slice adds to the last. */
 AVX512 static void gemm_avx512(float *y, int ldy, const float *x, int m, int k, const float *bp,
-                               int nr)
+                               int nr, const float *bias, int gelu)
 {
     for (int i1 = 0; i1 < m; i1 += MC) {
         int mc = m - i1 < MC ? m - i1 : MC;
@@ -117,15 +127,18 @@ AVX512 static void gemm_avx512(float *y, int ldy, const float *x, int m, int k, 
                               kc, m0, m1, c0 > 0, i1 + mc - i0 < TILE_M ? i1 + mc - i0 : TILE_M);
             }
         }
+        for (int i = i1; i < i1 + mc; i++)
+            finish_row(y + (size_t)i * ldy, nr, bias, gelu);
     }
 }
 #endif
 
-void hark_gemm512(float *y, int ldy, const float *x, int m, int k, const float *bp, int nr)
+void hark_gemm512(float *y, int ldy, const float *x, int m, int k, const float *bp, int nr,
+                  const float *bias, int gelu)
 {
 #ifdef HARK_GEMM512_X86
-    gemm_avx512(y, ldy, x, m, k, bp, nr);
+    gemm_avx512(y, ldy, x, m, k, bp, nr, bias, gelu);
 #else
-    (void)y, (void)ldy, (void)x, (void)m, (void)k, (void)bp, (void)nr;
+    (void)y, (void)ldy, (void)x, (void)m, (void)k, (void)bp, (void)nr, (void)bias, (void)gelu;
 #endif
 }

@@ -128,7 +128,9 @@ enum { HARK_GEMM512_PANEL = 32 };
 int hark_gemm512_available(void);
 size_t hark_gemm512_packed_floats(int nr, int k);
 void hark_gemm512_pack(float *bp, const void *w, hark_dtype t, int r0, int nr, int k);
-/* y[i][r] (row stride ldy) = x_i . w_r for i < m, r < nr; x [m][k] contiguous. */
-void hark_gemm512(float *y, int ldy, const float *x, int m, int k, const float *bp, int nr);
+/* y[i][r] (row stride ldy) = x_i . w_r (+ bias[r] when not NULL; then GELU when
+ * gelu) for i < m, r < nr; x [m][k] contiguous. */
+void hark_gemm512(float *y, int ldy, const float *x, int m, int k, const float *bp, int nr,
+                  const float *bias, int gelu);
 
 #endif

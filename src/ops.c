@@ -29,6 +29,7 @@ typedef struct linear_job {
     int m;
     const hark_weight *w;
     const float *b;
+    int gelu;     /* GELU after the bias (hark_linear_gelu) */
     int chunk;    /* weight rows per task (stored-type kernels) or per block (grid) */
     int n_blocks; /* weight blocks per activation tile (grid) */
     int m_tile;   /* activation rows per tile (grid) */
@@ -47,11 +48,13 @@ static int even_chunk(int n, int parts)
     return ceil_div(ceil_div(n, parts), ROW_ALIGN) * ROW_ALIGN;
 }
 
-static void add_bias(const linear_job *j, int m0, int m1, int r0, int r1)
+/* Bias and GELU on this tile's part only: in parallel, and while it is in cache. */
+static void finish_tile(const linear_job *j, int m0, int m1, int r0, int r1)
 {
-    if (j->b) /* this tile's part only: the bias is added in parallel too */
-        for (int i = m0; i < m1; i++)
-            hark_add(j->y + (size_t)i * j->w->rows + r0, j->b + r0, (size_t)(r1 - r0));
+    for (int i = m0; j->b && i < m1; i++)
+        hark_add(j->y + (size_t)i * j->w->rows + r0, j->b + r0, (size_t)(r1 - r0));
+    for (int i = m0; j->gelu && i < m1; i++)
+        hark_gelu_fast(j->y + (size_t)i * j->w->rows + r0, (size_t)(r1 - r0));
 }
 
 /* Grid tile i: activation tile i / n_blocks times weight block i % n_blocks. */
@@ -87,7 +90,7 @@ static void gemm_tile(void *arg, int i)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, mm, nr, w->cols, 1.0f, x, w->cols, wb,
                     w->cols, 0.0f, y, w->rows);
     free(block);
-    add_bias(j, m0, m0 + mm, r0, r0 + nr);
+    finish_tile(j, m0, m0 + mm, r0, r0 + nr);
 }
 
 /* The same tile by the AVX-512 register tiles (gemm512.c says why): the block
@@ -103,9 +106,8 @@ static void packed_tile(void *arg, int i)
         return;
     hark_gemm512_pack(bp, w->data, w->type, r0, nr, w->cols);
     hark_gemm512(j->y + (size_t)m0 * w->rows + r0, w->rows, j->x + (size_t)m0 * w->cols, mm,
-                 w->cols, bp, nr);
+                 w->cols, bp, nr, j->b ? j->b + r0 : NULL, j->gelu);
     free(bp);
-    add_bias(j, m0, m0 + mm, r0, r0 + nr);
 }
 
 /* The packed path's grid.  Its outputs are plain sums over k however the grid
@@ -137,7 +139,7 @@ static void stored_type_slice(void *arg, int i)
         hark_matvec_q8(j->y, j->xq, j->d8, j->s8, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
     else
         hark_matvec_q(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
-    add_bias(j, 0, j->m, r0, r1);
+    finish_tile(j, 0, j->m, r0, r1);
 }
 
 /* Tasks for one product by the stored-type kernels: four a thread for balance,
@@ -214,7 +216,7 @@ static void many_slice(void *arg, int i)
  * block-quantised weights meet the vectors quantised to q8_0 once (what
  * whisper.cpp does too).  A decoder step's q / k / v were three quantisations
  * and three hand-overs to the pool. */
-static void stored_type_products(const hark_product *p, int n, const float *x, int m)
+static void stored_type_products(const hark_product *p, int n, const float *x, int m, int gelu)
 {
     linear_job jobs[HARK_LINEAR_MANY];
     many_job mj = {jobs, n, {0}};
@@ -223,7 +225,7 @@ static void stored_type_products(const hark_product *p, int n, const float *x, i
     size_t work = 0;
     int total = 0;
     for (int k = 0; k < n; k++) {
-        jobs[k] = (linear_job){p[k].y, x, m, p[k].w, p[k].b, 0, 0, 0, NULL, NULL, NULL};
+        jobs[k] = (linear_job){.y = p[k].y, .x = x, .m = m, .w = p[k].w, .b = p[k].b, .gelu = gelu};
         if (k == 0 && hark_block_bytes(p[0].w->type))
             quantise_vectors(&jobs[0], &v);
         jobs[k].xq = jobs[0].xq, jobs[k].d8 = jobs[0].d8, jobs[k].s8 = jobs[0].s8;
@@ -243,24 +245,24 @@ void hark_linear_many(const hark_product *p, int n, const float *x, int m)
         same = p[k].w->type == p[0].w->type && p[k].w->cols == p[0].w->cols &&
                p[k].w->type != HARK_F32;
     if (same) {
-        stored_type_products(p, n, x, m);
+        stored_type_products(p, n, x, m, 0);
         return;
     }
     for (int k = 0; k < n; k++)
         hark_linear(p[k].y, x, m, p[k].w, p[k].b);
 }
 
-void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
+static void linear(float *y, const float *x, int m, const hark_weight *w, const float *b, int gelu)
 {
     if (m <= 0)
         return;
     size_t work = (size_t)m * w->rows * w->cols;
     if (w->type != HARK_F32 && m <= HARK_MAX_BATCH) {
         hark_product one = {y, w, b};
-        stored_type_products(&one, 1, x, m);
+        stored_type_products(&one, 1, x, m, gelu);
         return;
     }
-    linear_job job = {y, x, m, w, b, 0, 0, 0, NULL, NULL, NULL};
+    linear_job job = {.y = y, .x = x, .m = m, .w = w, .b = b, .gelu = gelu};
     if (m >= MIN_PACKED_M && hark_gemm512_available()) {
         packed_grid(&job);
         hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, packed_tile, &job, work);
@@ -271,6 +273,16 @@ void hark_linear(float *y, const float *x, int m, const hark_weight *w, const fl
     int m_tiles = ceil_div(MIN_TILES, job.n_blocks), most = ceil_div(m, MIN_M_TILE);
     job.m_tile = even_chunk(m, m_tiles < most ? m_tiles : most);
     hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, gemm_tile, &job, work);
+}
+
+void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
+{
+    linear(y, x, m, w, b, 0);
+}
+
+void hark_linear_gelu(float *y, const float *x, int m, const hark_weight *w, const float *b)
+{
+    linear(y, x, m, w, b, 1);
 }
 
 void hark_add(float *y, const float *x, size_t n)

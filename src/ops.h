@@ -6,6 +6,8 @@
 
 /* y[m][w->rows] = x[m][w->cols] . w^T (+ b when not NULL). */
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b);
+/* The same, then GELU (as hark_gelu), each tile while it is in cache. */
+void hark_linear_gelu(float *y, const float *x, int m, const hark_weight *w, const float *b);
 /* Several products of the same input x[m][cols] (y = x W^T + b each), as one
  * job where they can be (one stored type and width, m <= HARK_MAX_BATCH), else
  * one after another; results the same either way. */

@@ -4,6 +4,7 @@
 #include "internal.h"
 #include "kernels.h"
 #include "ops.h"
+#include "pool.h"
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -357,6 +358,50 @@ static void test_linear_paths(void)
     free(w16), free(wf), free(x), free(y1), free(y2);
 }
 
+/* hark_linear_gelu against the portable hark_linear then an exact (erf, double)
+ * GELU, on the stored-type path (m <= 8), the OpenBLAS grid and the packed path
+ * (several weight blocks and activation tiles, tails in both); and the same bits
+ * on one thread and on two. */
+static void test_linear_gelu(void)
+{
+    const hark_dtype types[] = {HARK_F16, HARK_F32, HARK_F16, HARK_Q8_0, HARK_F16};
+    const int shapes[][3] = {/* m, rows, cols */
+                             {5, 200, 64}, {300, 300, 100}, {400, 129, 96}, {70, 160, 64},
+                             {200, 600, 96}};
+    double worst = 0;
+    int same = 1;
+    hark_pool *two = hark_pool_new(2);
+    for (int s = 0; s < 5; s++) {
+        int m = shapes[s][0], rows = shapes[s][1], cols = shapes[s][2];
+        float *wf, *x = malloc(sizeof(float) * m * cols), *b = malloc(sizeof(float) * rows);
+        float *y = malloc(sizeof(float) * m * rows), *ref = malloc(sizeof(float) * m * rows);
+        float *y2 = malloc(sizeof(float) * m * rows);
+        void *w = random_weights(types[s], rows, cols, &wf);
+        for (int i = 0; i < m * cols; i++)
+            x[i] = frand();
+        for (int r = 0; r < rows; r++)
+            b[r] = frand();
+        hark_weight hw = {w, types[s], rows, cols};
+        hark_kernels_force_portable(1);
+        hark_linear(ref, x, m, &hw, b);
+        hark_kernels_force_portable(0);
+        for (int i = 0; i < m * rows; i++)
+            ref[i] = (float)(0.5 * ref[i] * (1.0 + erf(ref[i] / sqrt(2.0))));
+        hark_linear_gelu(y, x, m, &hw, b);
+        worst = fmax(worst, rel_err(y, ref, (size_t)m * rows));
+        hark_pool_use(two);
+        hark_linear_gelu(y2, x, m, &hw, b);
+        hark_pool_use(NULL);
+        same &= memcmp(y, y2, sizeof(float) * m * rows) == 0;
+        free(wf), free(x), free(b), free(y), free(ref), free(y2), free(w);
+    }
+    hark_pool_free(two);
+    printf("linear + GELU (%s): max relative error %.2g against an exact GELU\n",
+           hark_kernels_name(), worst);
+    CHECK(worst < 1e-5, "linear + GELU error %g", worst);
+    CHECK(same, "linear + GELU: one thread and two differ");
+}
+
 /* Attention with heads of 64: the AVX-512 register tiles against the OpenBLAS
  * path, across query blocks (128), query tiles (6) and key blocks (64), with
  * and without the causal mask; heads of 32 take the OpenBLAS path in both. */
@@ -450,7 +495,7 @@ static void test_gemm512(void)
                 }
             float *bp = aligned_alloc(64, sizeof(float) * hark_gemm512_packed_floats(rows, cols));
             hark_gemm512_pack(bp, w, types[ti], 0, rows, cols);
-            hark_gemm512(y, rows, x, m, cols, bp, rows);
+            hark_gemm512(y, rows, x, m, cols, bp, rows, NULL, 0);
             worst = fmax(worst, rel_err(y, ref, (size_t)m * rows));
             hark_weight hw = {w, types[ti], rows, cols};
             hark_linear(lin, x, m, &hw, NULL);
@@ -490,6 +535,7 @@ int main(void)
         test_rows();
         test_vecmat();
         test_linear_paths();
+        test_linear_gelu();
         test_attention();
         test_gemm512();
     }
