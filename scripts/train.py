@@ -204,6 +204,16 @@ def random_eq(rng, db):
     return torch.from_numpy((10.0 ** (gain / 10)).astype(np.float32))
 
 
+def corpus_sentences():
+    """Every training sentence of the corpus (corpus/train*.txt, as synth.py reads them;
+    never the validation or test sentences)."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "corpus", "train*.txt"))):
+        with open(path) as f:
+            out += [line.rstrip("\n") for line in f if line.strip()]
+    return out
+
+
 def ts_tok(sp, t, n_ts):
     return sp.timestamp_begin + int(min(max(round(t / 0.02), 0), n_ts - 1))
 
@@ -249,6 +259,8 @@ class Batcher:
         self.n_ts = dims.n_vocab - sp.timestamp_begin
         self.win = dims.n_audio_ctx * 320          # samples
         self.win_s = self.win / SR
+        # --prompt-lm: prompts speak all the training text, not only the synthesized clips'
+        self.lm_text = corpus_sentences() if args.prompt_lm > 0 else None
 
     def pick(self, rng, lo, hi):
         """A clip with duration in [lo, hi] (the nearest one if none)."""
@@ -260,6 +272,8 @@ class Batcher:
         return int(self.sh.order[rng.randint(i0, i1)])
 
     def random_text(self, rng):
+        if self.lm_text is not None:
+            return self.lm_text[rng.randint(len(self.lm_text))]
         k = rng.randint(len(self.sh))
         return str(self.sh.text[self.sh.index[k][0]][self.sh.index[k][1]])
 
@@ -296,7 +310,8 @@ class Batcher:
             prompt = [self.sp.startofprev] + self.prompt_tokens(rng)[-(self.d.n_text_ctx // 2 - 1):]
         seq = prompt + [self.sp.sot, self.sp.nospeech, self.sp.eot]
         return dict(audio=x, n_audio_frames=min(len(x) // 160 + 1, 2 * self.d.n_audio_ctx),
-                    seq=seq, loss_from=len(prompt), ctc=[], seconds=min(len(x), self.win) / SR)
+                    seq=seq, loss_from=len(prompt), prompt=len(prompt), ctc=[],
+                    seconds=min(len(x), self.win) / SR)
 
     def example(self, rng, step, multi, lo, hi):
         a, sp = self.a, self.sp
@@ -364,7 +379,7 @@ class Batcher:
         ctc_ok = all(c for (_, _, _, c) in segs)
         return dict(audio=x,   # the max-8 clamp is over the whole clip, as hark does
                     n_audio_frames=n_audio_frames, seq=seq,
-                    loss_from=n_ctx_loss_from, ctc=ctc if ctc_ok else [],
+                    loss_from=n_ctx_loss_from, prompt=len(prompt), ctc=ctc if ctc_ok else [],
                     seconds=min(len(x), self.win) / SR)
 
     def filterbank(self, rng, step):
@@ -417,11 +432,16 @@ class Batcher:
         T = max(len(e["seq"]) for e in ex) - 1
         inp = torch.full((len(ex), T), self.sp.eot, dtype=torch.long)
         tgt = torch.full((len(ex), T), -100, dtype=torch.long)
+        lm = torch.full((len(ex), T), -100, dtype=torch.long)
         for b, e in enumerate(ex):
             s = torch.tensor(e["seq"])
             n = len(s) - 1
             inp[b, :n] = s[:-1]
             tgt[b, e["loss_from"]:n] = s[1 + e["loss_from"]:]
+            # --prompt-lm: the prompt's own text tokens as next-token targets (not its
+            # timestamps, not the sot that follows it)
+            nxt = s[1:e["prompt"]]
+            lm[b, :len(nxt)] = torch.where(nxt < len(self.tok), nxt, torch.full_like(nxt, -100))
             # decoder-input corruption (not in the prompt/start tokens)
             if self.a.corrupt > 0 and n > e["loss_from"] + 1:
                 m = rng.rand(n) < self.a.corrupt
@@ -432,7 +452,7 @@ class Batcher:
         ctc_t = [torch.tensor(e["ctc"], dtype=torch.long) for e in ex]
         ctc_in = torch.tensor([min(n_frames, e["n_audio_frames"] + 1) // 2 + 1 for e in ex])
         ctc_in = torch.clamp(ctc_in, max=n_frames // 2)
-        return mels, inp, tgt, ctc_t, ctc_in, sum(e["seconds"] for e in ex)
+        return mels, inp, tgt, lm, ctc_t, ctc_in, sum(e["seconds"] for e in ex)
 
 
 def hm_augment(x, rng):
@@ -705,6 +725,9 @@ def main():
     ap.add_argument("--ts-frac", type=float, default=0.4)
     ap.add_argument("--cut-frac", type=float, default=0.3)
     ap.add_argument("--prompt-frac", type=float, default=0.2)
+    ap.add_argument("--prompt-lm", type=float, default=0.0,
+                    help="weight of a next-token loss on the prompt's text, and prompts drawn "
+                    "from all of corpus/train*.txt: the decoder reads more text than is spoken")
     ap.add_argument("--full-window-frac", type=float, default=0.1)
     ap.add_argument("--corrupt", type=float, default=0.05)
     ap.add_argument("--nospeech-frac", type=float, default=0.0,
@@ -874,7 +897,7 @@ def main():
 
     c0, c1 = [int(x) for x in args.ctc_decay.split(",")]
     t_start = last_ckpt = time.time()
-    acc = {"loss": 0.0, "ctc": 0.0, "n": 0, "t": 0.0}
+    acc = {"loss": 0.0, "ctc": 0.0, "lm": 0.0, "n": 0, "t": 0.0}
     while step < args.steps:
         t0 = time.time()
         if step % 200 == 0:
@@ -891,14 +914,16 @@ def main():
             g["lr"] = lr
         cw = args.ctc_weight if step < c0 else args.ctc_final if step >= c1 else \
             args.ctc_weight + (args.ctc_final - args.ctc_weight) * (step - c0) / (c1 - c0)
-        mels, inp, tgt, ctc_t, ctc_in, secs = prefetch.batch(step)
-        mels, inp, tgt = mels.to(dev), inp.to(dev), tgt.to(dev)
+        mels, inp, tgt, lm, ctc_t, ctc_in, secs = prefetch.batch(step)
+        mels, inp, tgt, lm = mels.to(dev), inp.to(dev), tgt.to(dev), lm.to(dev)
         with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
             xa = model.encoder(mels)
             logits = model.decoder(inp, xa)
         xa = xa.float()
         loss_dec = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]),
                                    tgt.reshape(-1), ignore_index=-100)
+        loss_lm = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), lm.reshape(-1),
+                                  ignore_index=-100) if (lm >= 0).any() else torch.zeros((), device=dev)
         keep = [i for i, t in enumerate(ctc_t) if len(t) > 0]
         if keep:
             lp = ctc_head(xa)[keep].transpose(0, 1)        # T, B, C
@@ -908,7 +933,7 @@ def main():
                                   reduction="mean", zero_infinity=True)
         else:
             loss_ctc = torch.zeros((), device=dev)
-        loss = loss_dec + cw * loss_ctc
+        loss = loss_dec + cw * loss_ctc + args.prompt_lm * loss_lm
         opt.zero_grad(set_to_none=True)
         loss.backward()
         gn = torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -918,14 +943,16 @@ def main():
         seconds_seen += secs
         acc["loss"] += loss_dec.item()
         acc["ctc"] += loss_ctc.item()
+        acc["lm"] += loss_lm.item()
         acc["n"] += 1
         acc["t"] += time.time() - t0
         if step % args.log_every == 0:
             n = acc["n"]
             log("step %d loss %.3f ctc %.3f ctc_w %.2f lr %.2e gn %.2f %.2fs/step frames %d "
-                "audio %.1f h" % (step, acc["loss"] / n, acc["ctc"] / n, cw, lr, float(gn),
-                                  acc["t"] / n, mels.shape[-1], seconds_seen / 3600))
-            acc = {"loss": 0.0, "ctc": 0.0, "n": 0, "t": 0.0}
+                "audio %.1f h%s" % (step, acc["loss"] / n, acc["ctc"] / n, cw, lr, float(gn),
+                                    acc["t"] / n, mels.shape[-1], seconds_seen / 3600,
+                                    " prompt-lm %.3f" % (acc["lm"] / n) if args.prompt_lm else ""))
+            acc = {"loss": 0.0, "ctc": 0.0, "lm": 0.0, "n": 0, "t": 0.0}
         if step % args.val_every == 0 or step == args.steps:
             w1, c1_, u1, ex1 = evaluate(model, ctc_head, val_sh, tok, sp, dims, args.val_n, dev)
             w2, c2_, u2, ex2 = evaluate(model, ctc_head, valr_sh, tok, sp, dims,
