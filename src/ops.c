@@ -297,9 +297,9 @@ static void layer_norm_rows(float *y, const float *x, int r0, int r1, int d, con
         hark_layer_norm_row(y + (size_t)i * d, x + (size_t)i * d, d, g, b);
 }
 
-/* Row-wise and element-wise work in slices of fixed size, so that the
- * threads share it and the results do not depend on how many there are. */
-enum { SLICE_ROWS = 64, SLICE_ELEMS = 1 << 16 };
+/* Row-wise work in slices of fixed size, so that the threads share it and the
+ * results do not depend on how many there are. */
+enum { SLICE_ROWS = 64 };
 
 typedef struct rows_job {
     float *y;
@@ -319,24 +319,6 @@ void hark_layer_norm(float *y, const float *x, int m, int d, const float *g, con
 {
     rows_job j = {y, x, m, d, g, b};
     hark_parallel((m + SLICE_ROWS - 1) / SLICE_ROWS, layer_norm_slice, &j, (size_t)m * d * 4);
-}
-
-typedef struct elems_job {
-    float *x;
-    size_t n;
-} elems_job;
-
-static void gelu_slice(void *arg, int i)
-{
-    const elems_job *j = arg;
-    size_t a = (size_t)i * SLICE_ELEMS, n = j->n - a < SLICE_ELEMS ? j->n - a : SLICE_ELEMS;
-    hark_gelu_fast(j->x + a, n);
-}
-
-void hark_gelu(float *x, size_t n)
-{
-    elems_job j = {x, n};
-    hark_parallel((int)((n + SLICE_ELEMS - 1) / SLICE_ELEMS), gelu_slice, &j, n * 16);
 }
 
 void hark_softmax_rows(float *x, int m, int n)

@@ -6,7 +6,7 @@
 
 /* y[m][w->rows] = x[m][w->cols] . w^T (+ b when not NULL). */
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b);
-/* The same, then GELU (as hark_gelu), each tile while it is in cache. */
+/* The same, then exact (erf) GELU, each tile while it is in cache. */
 void hark_linear_gelu(float *y, const float *x, int m, const hark_weight *w, const float *b);
 /* Several products of the same input x[m][cols] (y = x W^T + b each), as one
  * job where they can be (one stored type and width, m <= HARK_MAX_BATCH), else
@@ -20,8 +20,6 @@ typedef struct hark_product {
 void hark_linear_many(const hark_product *p, int n, const float *x, int m);
 /* Row-wise LayerNorm (eps 1e-5) of x[m][d] into y (may alias x). */
 void hark_layer_norm(float *y, const float *x, int m, int d, const float *g, const float *b);
-/* Exact (erf) GELU in place. */
-void hark_gelu(float *x, size_t n);
 /* Softmax of each row of x[m][n] in place. */
 void hark_softmax_rows(float *x, int m, int n);
 /* Floats of scratch hark_attention needs with the current thread pool. */
