@@ -922,8 +922,10 @@ def main():
         xa = xa.float()
         loss_dec = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]),
                                    tgt.reshape(-1), ignore_index=-100)
-        loss_lm = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), lm.reshape(-1),
-                                  ignore_index=-100) if (lm >= 0).any() else torch.zeros((), device=dev)
+        loss_lm = torch.zeros((), device=dev)
+        if args.prompt_lm > 0 and (lm >= 0).any():
+            loss_lm = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]),
+                                      lm.reshape(-1), ignore_index=-100)
         keep = [i for i, t in enumerate(ctc_t) if len(t) > 0]
         if keep:
             lp = ctc_head(xa)[keep].transpose(0, 1)        # T, B, C
