@@ -97,16 +97,6 @@ AVX512 static void gemm_rows(float *y, int ldy, const float *x, int ldx, const f
     HARK_BY_ROWS_12(rows, gemm_tile, y, ldy, x, ldx, panel, kc, m0, m1, accumulate)
 }
 
-/* The epilogue, while the chunk's outputs are still in L2: a separate pass
- * would bring the encoder's 12 MB MLP activations back from memory. */
-static void finish_row(float *y, int n, const float *bias, int gelu)
-{
-    if (bias)
-        hark_add_fast(y, bias, (size_t)n);
-    if (gelu)
-        hark_gelu_fast(y, (size_t)n);
-}
-
 /* Chunks of MC rows (their slice of x, 192 KB, stays in L2), slices of KC
  * columns inside, so that a panel's slice (32 KB) stays in L1 while every row
  * tile of the chunk passes over it; each slice adds to the last. */
@@ -127,8 +117,8 @@ AVX512 static void gemm_avx512(float *y, int ldy, const float *x, int m, int k, 
                               kc, m0, m1, c0 > 0, i1 + mc - i0 < TILE_M ? i1 + mc - i0 : TILE_M);
             }
         }
-        for (int i = i1; i < i1 + mc; i++)
-            finish_row(y + (size_t)i * ldy, nr, bias, gelu);
+        for (int i = i1; i < i1 + mc; i++) /* while the chunk is in L2, not a pass of its own */
+            hark_bias_gelu_row(y + (size_t)i * ldy, (size_t)nr, bias, gelu);
     }
 }
 #endif

@@ -827,3 +827,11 @@ void hark_gelu_fast(float *x, size_t n)
 {
     kernels()->gelu(x, n);
 }
+
+void hark_bias_gelu_row(float *y, size_t n, const float *bias, int gelu)
+{
+    if (bias)
+        hark_add_fast(y, bias, n);
+    if (gelu)
+        hark_gelu_fast(y, n);
+}

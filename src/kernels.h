@@ -42,6 +42,9 @@ void hark_narrow_f16(uint16_t *dst, const float *src, size_t n);
 /* log(sum(exp(x))), -inf entries ignored (-inf if all are). */
 double hark_log_sum_exp(const float *x, size_t n);
 void hark_add_fast(float *y, const float *x, size_t n);
+/* A product's epilogue on one output row: y += bias (when not NULL), then GELU
+ * (when gelu); shared by every product path so that all give the same bits. */
+void hark_bias_gelu_row(float *y, size_t n, const float *bias, int gelu);
 /* LayerNorm (eps 1e-5) of one row of d values; y may alias x. */
 void hark_layer_norm_row(float *y, const float *x, int d, const float *g, const float *b);
 /* Which kernels run ("AVX-512", ...): the best this CPU has, or the set that

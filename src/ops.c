@@ -51,10 +51,9 @@ static int even_chunk(int n, int parts)
 /* Bias and GELU on this tile's part only: in parallel, and while it is in cache. */
 static void finish_tile(const linear_job *j, int m0, int m1, int r0, int r1)
 {
-    for (int i = m0; j->b && i < m1; i++)
-        hark_add(j->y + (size_t)i * j->w->rows + r0, j->b + r0, (size_t)(r1 - r0));
-    for (int i = m0; j->gelu && i < m1; i++)
-        hark_gelu_fast(j->y + (size_t)i * j->w->rows + r0, (size_t)(r1 - r0));
+    for (int i = m0; (j->b || j->gelu) && i < m1; i++)
+        hark_bias_gelu_row(j->y + (size_t)i * j->w->rows + r0, (size_t)(r1 - r0),
+                           j->b ? j->b + r0 : NULL, j->gelu);
 }
 
 /* Grid tile i: activation tile i / n_blocks times weight block i % n_blocks. */
