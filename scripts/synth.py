@@ -175,8 +175,8 @@ def trim(a, margin=0.06, db=-40.0):
 def voice_pool(which):
     if which == "heldout":
         return [(v, 1.0) for v in HELDOUT]
-    if which == "extra":
-        return EXTRA
+    if which == "extra":    # without festival (a GPU machine): the flite voices alone
+        return [(v, w) for v, w in EXTRA if FESTIVAL or not v.startswith("festival:")]
     variants = espeak_variants()
     pool = []
     for acc in ESPEAK_ACCENTS:

@@ -674,6 +674,7 @@ def evaluate(model, ctc_head, shards, tok, sp, dims, n, dev, chunk=25):
 # where this machine keeps things and how much it takes at once (a GPU run's 8x batch
 # must not follow the checkpoint back to a CPU): never taken from the checkpoint
 MACHINE_ARGS = ("ckpt", "data", "work", "device", "threads", "workers", "max_minutes",
+                "decay_by_time", "refresh_every",
                 "log_every", "val_every", "val_n", "val_rms_n", "ckpt_min", "bf16",
                 "batch_frames", "batch_max")
 SHAPE_ARGS = ("d_model", "heads", "enc_layers", "dec_layers", "n_audio_ctx", "n_text_ctx",
@@ -766,8 +767,17 @@ def main():
                     help="held-out voice clips per validation (50 until step 55500: too few "
                     "to tell checkpoints apart)")
     ap.add_argument("--ckpt-min", type=float, default=10.0)
+    ap.add_argument("--refresh-every", type=int, default=200,
+                    help="steps between looks for new shards (each one found restarts the "
+                    "--workers, whose queued batches are lost)")
     ap.add_argument("--max-minutes", type=float, default=0, help="stop after this long")
+    ap.add_argument("--decay-by-time", action="store_true",
+                    help="with --max-minutes: the learning rate falls linearly over the run's "
+                    "minutes instead of its steps (a GPU lease whose step count is not known "
+                    "ahead)")
     args = ap.parse_args()
+    if args.decay_by_time and args.max_minutes <= 0:
+        ap.error("--decay-by-time needs --max-minutes")
 
     torch.set_num_threads(args.threads)
     dev = torch.device(args.device)
@@ -900,14 +910,15 @@ def main():
     acc = {"loss": 0.0, "ctc": 0.0, "lm": 0.0, "n": 0, "t": 0.0}
     while step < args.steps:
         t0 = time.time()
-        if step % 200 == 0:
+        if step % args.refresh_every == 0:
             n_clips = len(train_sh)
             train_sh.refresh()
             if len(train_sh) != n_clips:
                 prefetch.reset()
                 log("step %d train clips %s, new shards" % (step, train_sh.size_text()))
-        lr = args.lr * min(1.0, (step + 1) / args.warmup) * min(1.0, max(
-            0.05, 1.0 - (step - args.cycle_start) / (args.decay_steps - args.cycle_start)))
+        done = (time.time() - t_start) / (args.max_minutes * 60) if args.decay_by_time else \
+            (step - args.cycle_start) / (args.decay_steps - args.cycle_start)
+        lr = args.lr * min(1.0, (step + 1) / args.warmup) * min(1.0, max(0.05, 1.0 - done))
         if rewarm_from is not None:
             lr *= min(1.0, (step - rewarm_from + 1) / 200)
         for g in opt.param_groups:
