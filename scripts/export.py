@@ -163,7 +163,7 @@ recordings.
   (`scripts/synth.py`); from step 28000 a vocal-tract-length warp of the filterbank (factor
   0.85-1.15) on 80 % of examples (`scripts/train.py --vtlp-from`){eq}. **Held-out voice: flite
   rms** (never trained on). Multi-sentence clips with timestamps, previous-text prompts.{data}
-- Training: `scripts/train.sh` (= `scripts/train.py`, PyTorch, CPU), auxiliary character CTC
+- Training: `scripts/train.sh` (= `scripts/train.py`, PyTorch, CPU{gpu}), auxiliary character CTC
   head on the encoder (dropped at export), short-utterance curriculum; {steps} steps,
   {hours:.1f} h of audio seen.{grown} Checkpoint: models/train-ckpt/.
 - Export: `scripts/export.py --out {out}{avg_opt}` (fp16 safetensors, {size:.1f} MB){avg_text}.
@@ -318,6 +318,18 @@ def data_text(runs, final_step):
         "%s from step %d" % (t.replace(" (", " clips (", 1), s) for s, t in parts if t) + "."
 
 
+def gpu_text(runs, final_step):
+    """The card's words for the steps trained on a GPU (scripts/gpu-train), "" if none."""
+    parts = changes(runs, final_step, lambda start, end, a, data: (
+        start, "gpu" if str(a.get("device", "cpu")).startswith("cuda") else None))
+    ends = [s for s, _ in parts[1:]] + [final_step]
+    spans = ["%d-%d" % (s, e) for (s, t), e in zip(parts, ends) if t]
+    if not spans:
+        return ""
+    return "; steps %s on a GPU: `scripts/gpu-train`, 8x the frames a batch, speech " \
+        "synthesized alongside" % ", ".join(spans)
+
+
 def grown_text(state):
     """The card's words for the model's changes of shape (scripts/reshape_ckpt.py), if any."""
     grown = "".join(" At step %d the encoder grew from %d to %d layers (new blocks %s start as "
@@ -418,6 +430,7 @@ def main():
         win=d.n_audio_ctx * 320 / 16000, merges=len(merges), n_text=len(tokens), eot=sp.eot,
         sot=sp.sot, nots=sp.notimestamps, n_ts=d.n_vocab - sp.timestamp_begin,
         tsb=sp.timestamp_begin, n_vocab=d.n_vocab, steps=state["step"],
+        gpu=gpu_text(runs, state["step"]),
         hours=state["hours_seen"], out=os.path.relpath(args.out, ROOT), size=size, rows=rows,
         status=status, hark_rows=hark_rows, grown=grown_text(state),
         eq=eq_text(runs, state["step"]) + specaug_text(runs, state["step"]) +
