@@ -184,6 +184,60 @@ def warped_filters(alpha, n_mels=80):
     return _WARPED[key]
 
 
+def filters_of(alpha, eq):
+    """The [80, 201] filterbank of Batcher.filterbank's (warp factor, equaliser gains);
+    None for the plain one."""
+    fb = warped_filters(alpha) if alpha else None
+    if eq is not None:
+        fb = (fb if fb is not None else hm.mel_filterbank(80)) * eq[None, :]
+    return fb
+
+
+# A batch's clips as --workers send them with --features-on-device: int16 audio [B, width]
+# (each clip scaled to its peak: scale [B]), warp factors [B], equaliser gains [B, 201]
+RawAudio = collections.namedtuple("RawAudio", "audio scale alpha eq n_frames")
+
+
+def raw_audio(ex, n_frames, banks):
+    """The examples' audio and filterbanks as RawAudio for device_features(): each clip
+    padded at least as window_mel pads it (the rows' further zeros only add frames of zero
+    energy), in 16 bits scaled to its own peak (quantisation noise ~100 dB below it, under
+    the max-8 clamp's 80), about the bytes of its mels: less than the mels to build here."""
+    lens = [len(e["audio"]) for e in ex]
+    width = max(n + max(0, n_frames * 160 - n) + 800 for n in lens)
+    audio = np.zeros((len(ex), width), np.int16)
+    scale = np.zeros(len(ex), np.float32)
+    for b, e in enumerate(ex):
+        peak = float(np.abs(e["audio"]).max()) if lens[b] else 0.0
+        scale[b] = max(peak, 1e-9) / 32767
+        audio[b, :lens[b]] = np.round(e["audio"] / scale[b])
+    alpha = np.array([a for a, _ in banks], np.float32)
+    eq = np.stack([np.ones(hm.N_FFT // 2 + 1, np.float32) if q is None else q.numpy()
+                   for _, q in banks])
+    return RawAudio(audio, scale, alpha, eq, n_frames)
+
+
+_DEVICE_BANKS = {}
+
+
+def device_features(raw, dev):
+    """window_mel of every clip of a RawAudio at once on dev, each with its filterbank."""
+    banks = []
+    for a in raw.alpha.tolist():
+        key = (round(a, 3), str(dev))
+        if key not in _DEVICE_BANKS:
+            _DEVICE_BANKS[key] = (warped_filters(a) if a else hm.mel_filterbank(80)).to(dev)
+        banks.append(_DEVICE_BANKS[key])
+    banks = torch.stack(banks) * torch.as_tensor(raw.eq, device=dev)[:, None, :]
+    x = torch.as_tensor(raw.audio, device=dev).float() * \
+        torch.as_tensor(raw.scale, device=dev)[:, None]
+    stft = torch.stft(x, hm.N_FFT, hm.HOP, window=torch.hann_window(hm.N_FFT, device=dev),
+                      return_complex=True)
+    log = torch.clamp(torch.bmm(banks, stft[..., :-1].abs() ** 2), min=1e-10).log10()
+    log = torch.maximum(log, log.amax(dim=(1, 2), keepdim=True) - 8.0)
+    return ((log + 4.0) / 4.0)[:, :, :raw.n_frames]
+
+
 def bell(f, centre, octaves):
     """A bell over log frequency: 1 at centre, exp(-1/2) at +-octaves."""
     return np.exp(-0.5 * (np.log2(np.maximum(f, 1.0) / centre) / octaves) ** 2)
@@ -383,17 +437,16 @@ class Batcher:
                     seconds=min(len(x), self.win) / SR)
 
     def filterbank(self, rng, step):
-        """The mel filterbank of one example: warped for --vtlp-frac of the examples
-        from --vtlp-from on, then with a random equaliser for --eq-frac of them from
-        --eq-from on; None for the plain one."""
-        fb = None
+        """The mel filterbank of one example as (warp factor, equaliser gains): warped for
+        --vtlp-frac of the examples from --vtlp-from on (factor 0: not warped), then with a
+        random equaliser for --eq-frac of them from --eq-from on (None: none)."""
+        alpha, eq = 0.0, None
         if step >= self.a.vtlp_from and rng.rand() < self.a.vtlp_frac:
             r = self.a.vtlp_range
-            fb = warped_filters(round(rng.uniform(1 - r, 1 + r), 2))
+            alpha = round(rng.uniform(1 - r, 1 + r), 2)
         if step >= self.a.eq_from and rng.rand() < self.a.eq_frac:
-            base = fb if fb is not None else hm.mel_filterbank(80)
-            fb = base * random_eq(rng, self.a.eq_db)[None, :]
-        return fb
+            eq = random_eq(rng, self.a.eq_db)
+        return alpha, eq
 
     def batch(self, step):
         a = self.a
@@ -417,8 +470,14 @@ class Batcher:
         n_frames = max_frames if full else \
             min(max_frames, max(e["n_audio_frames"] for e in ex) + 2)
         n_frames += n_frames % 2
-        mels = torch.stack([window_mel(e["audio"], n_frames, filters=self.filterbank(rng, step))
-                            for e in ex])
+        banks = [self.filterbank(rng, step) for _ in ex]
+        if self.a.features_on_device:
+            if step >= self.a.specaug_from:
+                raise ValueError("SpecAugment needs the features made here: no --features-on-device")
+            mels = raw_audio(ex, n_frames, banks)
+        else:
+            mels = torch.stack([window_mel(e["audio"], n_frames, filters=filters_of(*bank))
+                                for e, bank in zip(ex, banks)])
         if step >= self.a.specaug_from:
             pad_val = mels.amin(dim=(1, 2))
             for b in range(len(ex)):
@@ -674,7 +733,7 @@ def evaluate(model, ctc_head, shards, tok, sp, dims, n, dev, chunk=25):
 # where this machine keeps things and how much it takes at once (a GPU run's 8x batch
 # must not follow the checkpoint back to a CPU): never taken from the checkpoint
 MACHINE_ARGS = ("ckpt", "data", "work", "device", "threads", "workers", "max_minutes",
-                "decay_by_time", "refresh_every",
+                "decay_by_time", "refresh_every", "features_on_device",
                 "log_every", "val_every", "val_n", "val_rms_n", "ckpt_min", "bf16",
                 "batch_frames", "batch_max")
 SHAPE_ARGS = ("d_model", "heads", "enc_layers", "dec_layers", "n_audio_ctx", "n_text_ctx",
@@ -767,6 +826,9 @@ def main():
                     help="held-out voice clips per validation (50 until step 55500: too few "
                     "to tell checkpoints apart)")
     ap.add_argument("--ckpt-min", type=float, default=10.0)
+    ap.add_argument("--features-on-device", action="store_true",
+                    help="the --workers send each batch's audio and the training process makes "
+                    "its log-mels on --device (a GPU): the workers' slowest part")
     ap.add_argument("--refresh-every", type=int, default=200,
                     help="steps between looks for new shards (each one found restarts the "
                     "--workers, whose queued batches are lost)")
@@ -907,7 +969,7 @@ def main():
 
     c0, c1 = [int(x) for x in args.ctc_decay.split(",")]
     t_start = last_ckpt = time.time()
-    acc = {"loss": 0.0, "ctc": 0.0, "lm": 0.0, "n": 0, "t": 0.0}
+    acc = {"loss": 0.0, "ctc": 0.0, "lm": 0.0, "n": 0, "t": 0.0, "wait": 0.0}
     while step < args.steps:
         t0 = time.time()
         if step % args.refresh_every == 0:
@@ -926,7 +988,9 @@ def main():
         cw = args.ctc_weight if step < c0 else args.ctc_final if step >= c1 else \
             args.ctc_weight + (args.ctc_final - args.ctc_weight) * (step - c0) / (c1 - c0)
         mels, inp, tgt, lm, ctc_t, ctc_in, secs = prefetch.batch(step)
-        mels, inp, tgt, lm = mels.to(dev), inp.to(dev), tgt.to(dev), lm.to(dev)
+        t_got = time.time()
+        mels = device_features(mels, dev) if isinstance(mels, RawAudio) else mels.to(dev)
+        inp, tgt, lm = inp.to(dev), tgt.to(dev), lm.to(dev)
         with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
             xa = model.encoder(mels)
             logits = model.decoder(inp, xa)
@@ -959,13 +1023,15 @@ def main():
         acc["lm"] += loss_lm.item()
         acc["n"] += 1
         acc["t"] += time.time() - t0
+        acc["wait"] += t_got - t0
         if step % args.log_every == 0:
             n = acc["n"]
-            log("step %d loss %.3f ctc %.3f ctc_w %.2f lr %.2e gn %.2f %.2fs/step frames %d "
-                "audio %.1f h%s" % (step, acc["loss"] / n, acc["ctc"] / n, cw, lr, float(gn),
-                                    acc["t"] / n, mels.shape[-1], seconds_seen / 3600,
-                                    " prompt-lm %.3f" % (acc["lm"] / n) if args.prompt_lm else ""))
-            acc = {"loss": 0.0, "ctc": 0.0, "lm": 0.0, "n": 0, "t": 0.0}
+            log("step %d loss %.3f ctc %.3f ctc_w %.2f lr %.2e gn %.2f %.2fs/step (%.2f s "
+                "waiting for the batch) frames %d audio %.1f h%s" % (
+                    step, acc["loss"] / n, acc["ctc"] / n, cw, lr, float(gn), acc["t"] / n,
+                    acc["wait"] / n, mels.shape[-1], seconds_seen / 3600,
+                    " prompt-lm %.3f" % (acc["lm"] / n) if args.prompt_lm else ""))
+            acc = {"loss": 0.0, "ctc": 0.0, "lm": 0.0, "n": 0, "t": 0.0, "wait": 0.0}
         if step % args.val_every == 0 or step == args.steps:
             w1, c1_, u1, ex1 = evaluate(model, ctc_head, val_sh, tok, sp, dims, args.val_n, dev)
             w2, c2_, u2, ex2 = evaluate(model, ctc_head, valr_sh, tok, sp, dims,
