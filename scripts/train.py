@@ -281,11 +281,12 @@ def ctc_target(text):
 def nonspeech(rng, seconds):
     """Audio without speech, for <|nospeech|> examples (Whisper's task format has them;
     without any, the model transcribed noise and hum as confident sentences): near
-    silence, white / pink / brown noise, mains hum with harmonics, or a few tones
-    with slow swells (music-like), at -55..-12 dB RMS."""
+    silence, white / brown / pink noise, mains hum with harmonics, or a few tones
+    with slow swells (music-like), at -55..-12 dB RMS.  Pink (1/f, sox's pinknoise) came
+    last: a step-89411 model made a sentence of sox's seeded pink noise."""
     n = max(1, int(seconds * SR))
     t = np.arange(n) / SR
-    kind = rng.randint(5)
+    kind = rng.randint(6)
     if kind == 0:
         x = rng.randn(n)
     elif kind in (1, 2):
@@ -297,6 +298,11 @@ def nonspeech(rng, seconds):
         f0 = 50.0 if rng.rand() < 0.5 else 60.0
         x = sum(rng.uniform(0.1, 1) / h * np.sin(2 * np.pi * h * f0 * t + rng.uniform(0, 6.3))
                 for h in range(1, 7))
+    elif kind == 5:         # pink: white noise's spectrum shaped to 1/f power
+        spec = np.fft.rfft(rng.randn(n))
+        spec[1:] /= np.sqrt(np.arange(1, len(spec)))
+        spec[0] = 0
+        x = np.fft.irfft(spec, n)
     else:
         x = np.zeros(n)
         for _ in range(rng.randint(1, 5)):
