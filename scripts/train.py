@@ -202,7 +202,7 @@ def raw_audio(ex, n_frames, banks):
     """The examples' audio and filterbanks as RawAudio for device_features(): each clip
     padded at least as window_mel pads it (the rows' further zeros only add frames of zero
     energy), in 16 bits scaled to its own peak (quantisation noise ~100 dB below it, under
-    the max-8 clamp's 80), about the bytes of its mels: less than the mels to build here."""
+    the max-8 clamp's 80): about as many bytes as its mels, and far less work here."""
     lens = [len(e["audio"]) for e in ex]
     width = max(n + max(0, n_frames * 160 - n) + 800 for n in lens)
     audio = np.zeros((len(ex), width), np.int16)
@@ -479,7 +479,8 @@ class Batcher:
         banks = [self.filterbank(rng, step) for _ in ex]
         if self.a.features_on_device:
             if step >= self.a.specaug_from:
-                raise ValueError("SpecAugment needs the features made here: no --features-on-device")
+                raise ValueError("SpecAugment needs the features made here: "
+                                 "no --features-on-device")
             mels = raw_audio(ex, n_frames, banks)
         else:
             mels = torch.stack([window_mel(e["audio"], n_frames, filters=filters_of(*bank))
@@ -975,7 +976,8 @@ def main():
 
     c0, c1 = [int(x) for x in args.ctc_decay.split(",")]
     t_start = last_ckpt = time.time()
-    acc = {"loss": 0.0, "ctc": 0.0, "lm": 0.0, "n": 0, "t": 0.0, "wait": 0.0}
+    acc_keys = ("loss", "ctc", "lm", "n", "t", "wait")   # sums over the steps of a log line
+    acc = dict.fromkeys(acc_keys, 0.0)
     while step < args.steps:
         t0 = time.time()
         if step % args.refresh_every == 0:
@@ -1037,7 +1039,7 @@ def main():
                     step, acc["loss"] / n, acc["ctc"] / n, cw, lr, float(gn), acc["t"] / n,
                     acc["wait"] / n, mels.shape[-1], seconds_seen / 3600,
                     " prompt-lm %.3f" % (acc["lm"] / n) if args.prompt_lm else ""))
-            acc = {"loss": 0.0, "ctc": 0.0, "lm": 0.0, "n": 0, "t": 0.0, "wait": 0.0}
+            acc = dict.fromkeys(acc_keys, 0.0)
         if step % args.val_every == 0 or step == args.steps:
             w1, c1_, u1, ex1 = evaluate(model, ctc_head, val_sh, tok, sp, dims, args.val_n, dev)
             w2, c2_, u2, ex2 = evaluate(model, ctc_head, valr_sh, tok, sp, dims,
