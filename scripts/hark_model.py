@@ -91,20 +91,24 @@ def mel_filterbank(n_mels):
 
 
 def log_mel_spectrogram(audio, n_mels=80, padding=0, filters=None):
-    """openai/whisper's log_mel_spectrogram: float32 [n_mels, frames].
+    """openai/whisper's log_mel_spectrogram: float32 [n_mels, frames], or [B, n_mels, frames]
+    for a batch of equal-length rows [B, samples] (a tensor stays on its device), each row
+    clamped to its own max - 8.
 
-    filters: another [n_mels, 201] filterbank (training's vocal-tract warp)."""
-    audio = torch.as_tensor(np.asarray(audio, dtype=np.float32))
+    filters: another [n_mels, 201] filterbank (training's vocal-tract warp), or [B, n_mels,
+    201], one per row."""
+    if not torch.is_tensor(audio):
+        audio = torch.as_tensor(np.asarray(audio, dtype=np.float32))
     if padding > 0:
         audio = F.pad(audio, (0, padding))
-    window = torch.hann_window(N_FFT)
+    window = torch.hann_window(N_FFT, device=audio.device)
     stft = torch.stft(audio, N_FFT, HOP, window=window, return_complex=True)
     magnitudes = stft[..., :-1].abs() ** 2
     if filters is None:
-        filters = mel_filterbank(n_mels)
+        filters = mel_filterbank(n_mels).to(audio.device)
     mel_spec = filters @ magnitudes
     log_spec = torch.clamp(mel_spec, min=1e-10).log10()
-    log_spec = torch.maximum(log_spec, log_spec.max() - 8.0)
+    log_spec = torch.maximum(log_spec, log_spec.amax(dim=(-2, -1), keepdim=True) - 8.0)
     return (log_spec + 4.0) / 4.0
 
 

@@ -231,11 +231,7 @@ def device_features(raw, dev):
     banks = torch.stack(banks) * torch.as_tensor(raw.eq, device=dev)[:, None, :]
     x = torch.as_tensor(raw.audio, device=dev).float() * \
         torch.as_tensor(raw.scale, device=dev)[:, None]
-    stft = torch.stft(x, hm.N_FFT, hm.HOP, window=torch.hann_window(hm.N_FFT, device=dev),
-                      return_complex=True)
-    log = torch.clamp(torch.bmm(banks, stft[..., :-1].abs() ** 2), min=1e-10).log10()
-    log = torch.maximum(log, log.amax(dim=(1, 2), keepdim=True) - 8.0)
-    return ((log + 4.0) / 4.0)[:, :, :raw.n_frames]
+    return hm.log_mel_spectrogram(x, filters=banks)[:, :, :raw.n_frames]
 
 
 def bell(f, centre, octaves):
