@@ -1,10 +1,8 @@
 #!/bin/sh
 # More training shards, numbered FIRST to END - 1, for a training set that is replaced as
 # it goes (train.py reads the shards present in $HARK_DATA/train when it starts, and new
-# ones as they appear). A third of them speak corpus/NEWEST.txt (default
-# train-descriptions), one sixth train-descriptions.txt, the rest cycle through
-# corpus/train.txt and train-wordnet.txt in the training voices and train.txt in the extra
-# voices (synth.py --voices extra).  Deterministic per shard number and NEWEST (shards
+# ones as they appear), speaking what scripts/shard-split says for each number and NEWEST
+# (default train-descriptions).  Deterministic per shard number and NEWEST (shards
 # 208-271: train-descriptions; 272-289: train-glosses). Run niced, it uses one core:
 #   nohup nice -n 19 scripts/more-shards.sh 272 290 train-glosses > /work/cache/logs/synth.log 2>&1 &
 set -e
@@ -14,13 +12,9 @@ D=${HARK_DATA:-/work/cache/hark-data}
 k=$1
 newest=${3:-train-descriptions}
 while [ "$k" -lt "$2" ]; do
-    case $((k % 6)) in
-        0|4) split=$newest voices=train ;;
-        2) split=train-descriptions voices=train ;;
-        1) split=train voices=train ;;
-        3) split=train-wordnet voices=train ;;
-        5) split=train voices=extra ;;
-    esac
+    read -r split voices <<EOS
+$(scripts/shard-split "$k" "$newest")
+EOS
     $P scripts/synth.py build --split $split --voices $voices --out "$D/train" --first "$k" --count 1
     k=$((k + 1))
 done
