@@ -82,14 +82,19 @@ def load_checkpoint(ckpt, average=0, work=None):
     return model, state, weights
 
 
+def save_half(weights, path):
+    """averaged_weights' {"model": ..., "ctc": ...} in fp16 at path: a model.fp16.pt."""
+    torch.save({part: {k: v.half() for k, v in sd.items()} for part, sd in weights.items()},
+               path)
+
+
 def write_averaged_checkpoint(ckpt, state, weights):
     """Replace ckpt's weights by the mean of its last snapshots (fp16, CTC head too),
     state.json saying which: the committed checkpoint then exports to the default model
     byte for byte, as de5ef25's does.  train.py resumes from the fp32 weights and
     optimiser of the same step when $HARK_WORK has them, not from this mean."""
-    halves = {part: {k: v.half() for k, v in sd.items()} for part, sd in weights.items()}
     w_path, s_path = os.path.join(ckpt, "model.fp16.pt"), os.path.join(ckpt, "state.json")
-    torch.save(halves, w_path + ".tmp")
+    save_half(weights, w_path + ".tmp")
     with open(s_path + ".tmp", "w") as f:
         json.dump(state, f, indent=1)
     os.replace(w_path + ".tmp", w_path)   # each file whole, as train.py writes them
