@@ -366,8 +366,9 @@ def hark_measurements(out, wanted=True):
                     "card names) | %.1f %% | %.1f %% | %d |" % human)
     if "long" in golden:
         rows.append("\nThe 65 s long sample `samples/long-espeak-en-us.wav` with default decoding "
-                    "(beam 5, fallback, previous-text prompts): %s (target: all 16 within "
-                    "0.5 s)." % golden["long"])
+                    "(beam 5, fallback, previous-text prompts): %s (target: all 16, each segment "
+                    "starting and ending in the pause at its sentence's boundary, give or take "
+                    "0.5 s: `scripts/long-brackets`)." % golden["long"])
     table = "\n".join(rows) + "\n\nThe golden set is small (one error in 297 words is 0.3 %%) " \
         "and candidates were chosen partly on it, so its figures flatter the model; the " \
         "clean validation rows measure the same condition on sentences nothing was chosen on." \
