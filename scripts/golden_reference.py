@@ -4,7 +4,8 @@ golden clip, with the weights of an exported Hugging Face model directory:
 tests/golden/torch_greedy.json, which tests/test_golden_tokens.c compares with
 hark's tokens (greedy, no timestamps, no prompt, one 2*n_audio_ctx window).
 Also openai's beam search (5 beams, patience 1, with timestamps) on the first
-window of every sample in samples/ and on each later window wholly inside it:
+window of every sample in samples/ and on each later window wholly inside it, and
+without timestamps on the first:
 tests/golden/torch_beam.json (tokens and summed log-probability), compared by the
 same test.
 
@@ -95,15 +96,18 @@ def main():
         audio = read_wav(path)
         mel = hm.log_mel_spectrogram(audio, model.dims.n_mels, padding=480000)
         # the first window, and every later one that lies wholly inside the audio
-        # (a window past the end is padded differently by hark's transcription loop)
+        # (a window past the end is padded differently by hark's transcription loop);
+        # the first also without timestamps
         seeks = [0] + list(range(window, len(audio) // 160 - window + 1, window))
-        for seek in seeks:
+        for seek, timestamps in [(s, True) for s in seeks] + [(0, False)]:
             with torch.no_grad():
                 xa = model.encoder(mel[None, :, seek:seek + window])
             toks, total = hm.beam_decode(model, xa, sp, suppress, blank,
-                                         model.dims.n_text_ctx // 2, True, 5, 1.0)
-            name = os.path.basename(path) + ("@%d" % seek if seek else "")
-            beams[name] = {"seek": seek, "tokens": toks, "sum_logprob": total}
+                                         model.dims.n_text_ctx // 2, timestamps, 5, 1.0)
+            name = os.path.basename(path) + ("@%d" % seek if seek else "") + \
+                ("" if timestamps else "@0 without timestamps")
+            beams[name] = {"seek": seek, "timestamps": timestamps, "tokens": toks,
+                           "sum_logprob": total}
     dest = os.path.join(ROOT, "tests", "golden", "torch_beam.json")
     with open(dest, "w") as f:
         json.dump({"model": os.path.relpath(model_dir, ROOT), "windows": beams}, f, indent=0)

@@ -93,10 +93,14 @@ static double ranked(const hark_window *w)
 }
 
 /* Beam search against greedy on one window: beam's result must score at least
- * greedy's by the rule beams are ranked by, and by the plain sum where both
- * have the same length (or always, by_sum: the random model, whose windows
- * end at the length limit).  Beams step in batches, whose rounding differs
- * from single steps: 1e-4 slack. */
+ * greedy's by the rule beams are ranked by or by the plain sum, and by the sum
+ * where both have the same length (or always, by_sum: the random model, whose
+ * windows end at the length limit).  Not by rank alone: greedy's path can leave
+ * the beam, and its end then outranks the beam's through its length only
+ * (sample03's first window without timestamps, default model of a8d99ee: beam
+ * -8.0933 over 60 tokens, greedy -8.0998 over 61; openai's beam search in
+ * PyTorch returns the same 60 tokens).  Beams step in batches, whose rounding
+ * differs from single steps: 1e-4 slack. */
 static void beam_vs_greedy_window(const hark_model *m, const hark_cross *cross, hark_decoder *dec,
                                   int ts, const char *what, int by_sum)
 {
@@ -107,8 +111,9 @@ static void beam_vs_greedy_window(const hark_model *m, const hark_cross *cross, 
     CHECK(hark_decode_window(m, cross, &g, NULL, &wg) == 0, "greedy");
     CHECK(hark_decode_window(m, cross, &b, dec, &wb) == 0, "beam");
     CHECK(hark_decode_window(m, cross, &b, dec, &wb2) == 0, "beam again");
-    CHECK(ranked(&wb) >= ranked(&wg) - 1e-4, "%s: beam %.4f/%d < greedy %.4f/%d", what,
-          wb.sum_logprob, wb.n, wg.sum_logprob, wg.n);
+    CHECK(ranked(&wb) >= ranked(&wg) - 1e-4 || wb.sum_logprob >= wg.sum_logprob - 1e-4,
+          "%s: beam %.4f/%d < greedy %.4f/%d", what, wb.sum_logprob, wb.n, wg.sum_logprob,
+          wg.n);
     if (by_sum || wb.n == wg.n)
         CHECK(wb.sum_logprob >= wg.sum_logprob - 1e-4, "%s: beam sum %.4f < greedy %.4f", what,
               wb.sum_logprob, wg.sum_logprob);
