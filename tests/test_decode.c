@@ -97,7 +97,7 @@ static double ranked(const hark_window *w)
  * where both have the same length (or always, by_sum: the random model, whose
  * windows end at the length limit).  Not by rank alone: greedy's path can leave
  * the beam, and its end then outranks the beam's through its length only
- * (sample03's first window without timestamps, default model of a8d99ee: beam
+ * (sample03's first window without timestamps, the default of 869b64d: beam
  * -8.0933 over 60 tokens, greedy -8.0998 over 61; openai's beam search in
  * PyTorch returns the same 60 tokens).  Beams step in batches, whose rounding
  * differs from single steps: 1e-4 slack. */
