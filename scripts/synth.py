@@ -14,6 +14,10 @@ HELD-OUT voice: flite "rms" is never used for training; it is the generalisation
 test (--voices heldout).
 HARK_NO_FESTIVAL=1 leaves festival out of the pool (espeak 2/3, flite 1/3), for machines
 without it (scripts/gpu-train); shards then differ from those built with festival.
+HARK_FLITE_SHIFT=LO,HI (cents, e.g. -500,100) also shifts half of the flite clips of the
+training splits by sox's pitch effect (pitch and formants), drawn from LO..HI: the held-out
+voice lies at the low edge of what the training voices cover (scripts/pitch-sensitivity).
+Unset, shards are the same bytes as without it.
 
 Synthesis-time augmentation (sox): tempo 0.85..1.15, speed 0.92..1.08, reverb,
 telephone band-limit (300-3400 Hz), random peak level.  Training-time
@@ -57,6 +61,8 @@ HELDOUT = ["flite:rms"]
 EXTRA = [("flite:awb:f0", 0.2), ("flite:slt:f0", 0.2), ("flite:kal16:f0", 0.1),
          ("festival:ked_diphone:f0", 0.25), ("festival:cmu_us_slt_arctic_hts:f0", 0.25)]
 FESTIVAL = os.environ.get("HARK_NO_FESTIVAL", "0") in ("", "0")
+FLITE_SHIFT = tuple(int(c) for c in os.environ["HARK_FLITE_SHIFT"].split(",")) \
+    if os.environ.get("HARK_FLITE_SHIFT") else None
 TMP = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
 
@@ -197,7 +203,19 @@ def load_split(split):
         return [l.rstrip("\n") for l in f if l.strip()]
 
 
-def build_shard(sentences, pool, rng, n, max_sec):
+def pitch_shift(voice, rng, flite_shift):
+    """sox effects that shift a clip's pitch and formants, for voice: festival's extra
+    voices always, flite's (not the held-out voice) half the time when flite_shift is a
+    (lo, hi) range of cents; no draw from rng otherwise, so shards stay as they were."""
+    if voice.startswith("festival:") and voice.endswith(":f0"):
+        return ["pitch", "%d" % rng.randint(-400, 300)]
+    if flite_shift and voice.startswith("flite:") and voice not in HELDOUT and \
+            rng.random() < 0.5:
+        return ["pitch", "%d" % rng.randint(*flite_shift)]
+    return []
+
+
+def build_shard(sentences, pool, rng, n, max_sec, flite_shift=None):
     names = [v for v, _ in pool]
     weights = [w for _, w in pool]
     jobs = []
@@ -214,8 +232,7 @@ def build_shard(sentences, pool, rng, n, max_sec):
             continue
         try:
             eff = random_effects(rng)
-            if voice.startswith("festival:") and voice.endswith(":f0"):
-                eff[:0] = ["pitch", "%d" % rng.randint(-400, 300)]
+            eff[:0] = pitch_shift(voice, rng, flite_shift)
             a = sox_process(raw, eff)
         except RuntimeError:
             continue
@@ -294,7 +311,8 @@ def main():
         if os.path.exists(path):
             continue
         rng = random.Random("%d/%s/%s/%d" % (args.seed, args.split, args.voices, k))
-        shard = build_shard(sentences, pool, rng, args.per_shard, args.max_sec)
+        shard = build_shard(sentences, pool, rng, args.per_shard, args.max_sec,
+                            FLITE_SHIFT if args.split.startswith("train") else None)
         # audio as raw int16 (memory-mapped by train.py), metadata in the .npz (written last)
         pcm = path[:-4] + ".pcm"
         shard["audio"].astype("<i2").tofile(pcm + ".tmp")
