@@ -204,7 +204,7 @@ def raw_audio(ex, n_frames, banks):
     energy), in 16 bits scaled to its own peak (quantisation noise ~100 dB below it, under
     the max-8 clamp's 80): about as many bytes as its mels, and far less work here."""
     lens = [len(e["audio"]) for e in ex]
-    width = max(n + max(0, n_frames * 160 - n) + 800 for n in lens)
+    width = max(max(lens), n_frames * 160) + 800
     audio = np.zeros((len(ex), width), np.int16)
     scale = np.zeros(len(ex), np.float32)
     for b, e in enumerate(ex):
