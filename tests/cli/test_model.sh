@@ -51,16 +51,16 @@ grep -q '^hark: test: sample07-en-us-f3.wav: WER got worse than the baseline ([0
 
 # audio without speech transcribes to nothing (the model's <|nospeech|> probability above
 # the threshold, or nothing but timestamps): 5 s of white, pink and brown noise at -20 dB,
-# a 120 Hz mains hum and digital silence (sox -R: its noise seeded the same every time;
-# -D: no dither). The step-54000 model made sentences of all but silence.
-for kind in "synth 5 whitenoise vol 0.1" "synth 5 pinknoise vol 0.1" "synth 5 brownnoise vol 0.2" \
-    "synth 5 sine 120 vol 0.1" "trim 0 5"; do
+# a 120 Hz mains hum and digital silence, as sox effects in tests/data/nospeech.txt (also
+# read by scripts/eval-candidate; sox -R: its noise seeded the same every time; -D: no
+# dither). The step-54000 model made sentences of all but silence.
+while read -r kind; do
     sox -R -D -n -r 16000 -c 1 -b 16 "$TMP/nospeech.wav" $kind
     "$HARK" -q --overwrite -f txt,json -o "$TMP/ns" "$TMP/nospeech.wav" 2>"$TMP/err"
     expect_eq "no speech in [$kind]: exit, txt, json segments" \
         "$? $(wc -c <"$TMP/ns/nospeech.txt") $(tr -d ' \t\n' <"$TMP/ns/nospeech.json" | grep -o '"segments":\[\]')" \
         '0 0 "segments":[]'
-done
+done <tests/data/nospeech.txt
 
 # golden regression: no file may get worse than the baseline (greedy decoding)
 "$HARK" test tests/golden -q --beam-size 1 --temperature 0 --baseline tests/golden/baseline.json \
