@@ -324,15 +324,25 @@ def data_text(runs, final_step):
 
 
 def gpu_text(runs, final_step):
-    """The card's words for the steps trained on a GPU (scripts/gpu-train), "" if none."""
-    parts = changes(runs, final_step, lambda start, end, a, data: (
-        start, "gpu" if str(a.get("device", "cpu")).startswith("cuda") else None))
+    """The card's words for the steps trained on a GPU (scripts/gpu-train), "" if none: each
+    span with its batch as a multiple of the CPU runs' before it (runs log batch_frames)."""
+    cpu_frames = [None]
+
+    def describe(start, end, a, data):
+        frames = a.get("batch_frames")
+        if not str(a.get("device", "cpu")).startswith("cuda"):
+            cpu_frames[0] = frames
+            return start, None
+        if cpu_frames[0] and frames:
+            return start, "%gx the frames a batch" % (frames / cpu_frames[0])
+        return start, "%s frames a batch" % frames
+    parts = changes(runs, final_step, describe)
     ends = [s for s, _ in parts[1:]] + [final_step]
-    spans = ["%d-%d" % (s, e) for (s, t), e in zip(parts, ends) if t]
+    spans = ["%d-%d (%s)" % (s, e, t) for (s, t), e in zip(parts, ends) if t]
     if not spans:
         return ""
-    return "; steps %s on a GPU: `scripts/gpu-train`, 8x the frames a batch, speech " \
-        "synthesized alongside" % ", ".join(spans)
+    return "; steps %s on a GPU: `scripts/gpu-train`, speech synthesized alongside" % \
+        ", ".join(spans)
 
 
 def grown_text(state):
