@@ -14,6 +14,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -170,7 +171,7 @@ recordings.
   rms** (never trained on). Multi-sentence clips with timestamps, previous-text prompts.{data}
 - Training: `scripts/train.sh` (= `scripts/train.py`, PyTorch, CPU{gpu}), auxiliary character CTC
   head on the encoder (dropped at export), short-utterance curriculum; {steps} steps,
-  {hours:.1f} h of audio seen.{grown} Checkpoint: models/train-ckpt/.
+  {hours:.1f} h of audio seen.{grown} Checkpoint: models/train-ckpt/{history_ref}.
 - Export: `scripts/export.py --out {out}{avg_opt}` (fp16 safetensors, {size:.1f} MB){avg_text}.
 
 ## Measured WER (greedy, PyTorch reference model, lower-cased, punctuation removed)
@@ -182,7 +183,7 @@ recordings.
 ## Measured through hark (the C engine, greedy)
 
 {hark_rows}
-"""
+{history}"""
 
 HARK = os.path.join(ROOT, "build", "hark")
 
@@ -313,14 +314,20 @@ def nospeech_text(runs, final_step):
 
 
 def data_text(runs, final_step):
-    """The card's words for how the synthesized training set grew between runs."""
+    """The card's words for how the synthesized training set grew between runs: its range
+    (each size, step by step, is in train.log's "train clips" lines)."""
     parts = changes(runs, final_step, lambda start, end, a, data: (start, data or None))
-    if not parts:
+    sizes = [re.match(r"(\d+) \(([\d.]+) h\)", t).groups() for _, t in parts if t]
+    if not sizes:
         return ""
+    clips = [int(c) for c, _ in sizes]
+    hours = [float(h) for _, h in sizes]
     # "grew" would be wrong after a machine change: the new machine rebuilds the
     # (deterministic) shards from the first while training reads those that exist
-    return " The training set's size, as synthesis went on: " + ", ".join(
-        "%s from step %d" % (t.replace(" (", " clips (", 1), s) for s, t in parts if t) + "."
+    return (" The training set changed %d times as synthesis went on and machines changed, "
+            "from %d to %d clips (%.1f-%.1f h) at a time (models/train-ckpt/train.log's "
+            "\"train clips\" lines)." % (len(sizes), min(clips), max(clips), min(hours),
+                                           max(hours)))
 
 
 def gpu_text(runs, final_step):
@@ -353,6 +360,16 @@ def grown_text(state):
                     for g in state.get("grown", []))
     return grown + "".join(" At step %d (`scripts/reshape_ckpt.py`): %s." % (r["step"], r["what"])
                            for r in state.get("reshaped", []))
+
+
+def history_text(ckpt):
+    """The checkpoint's own account of how it was made and what was tried beside it
+    (HISTORY.md, kept with the weights so that every export carries it), as a card section."""
+    path = os.path.join(ckpt, "HISTORY.md")
+    if not os.path.exists(path):
+        return "", ""
+    with open(path) as f:
+        return " (how it was made: below)", "\n## How this checkpoint was made\n\n" + f.read()
 
 
 def hark_measurements(out, wanted=True):
@@ -440,6 +457,7 @@ def main():
     status, hark_rows = hark_measurements(os.path.relpath(args.out, ROOT), not args.no_measure)
     avg = state.get("averaged", [])
     runs = run_history(args.ckpt, state["step"])
+    history_ref, history = history_text(args.ckpt)
     card = CARD.format(
         params=sum(p.numel() for p in model.parameters()) / 1e6, d=d.n_audio_state,
         h=d.n_audio_head, el=d.n_audio_layer, dl=d.n_text_layer, ctx=d.n_audio_ctx,
@@ -451,7 +469,7 @@ def main():
         status=status, hark_rows=hark_rows, grown=grown_text(state),
         eq=eq_text(runs, state["step"]) + specaug_text(runs, state["step"]) +
         nospeech_text(runs, state["step"]),
-        data=data_text(runs, state["step"]),
+        data=data_text(runs, state["step"]), history_ref=history_ref, history=history,
         avg_opt=" --average %d" % len(avg) if avg else "",
         avg_text="; the mean of the weights of steps %s" % ", ".join(map(str, avg)) if avg else "")
     with open(os.path.join(args.out, "README.md"), "w") as f:
