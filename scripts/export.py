@@ -314,7 +314,7 @@ def nospeech_text(runs, final_step):
 
 
 def data_text(runs, final_step):
-    """The card's words for how the synthesized training set grew between runs: its range
+    """The card's words for the synthesized training set's sizes between runs, as a range
     (each size, step by step, is in train.log's "train clips" lines)."""
     parts = changes(runs, final_step, lambda start, end, a, data: (start, data or None))
     sizes = [re.match(r"(\d+) \(([\d.]+) h\)", t).groups() for _, t in parts if t]
