@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "internal.h"
+#include "utf8.h"
 #include "wer.h"
 
 #define MAX_REASONS 3
@@ -574,33 +575,14 @@ static int write_file_atomically(const char *path, const char *text)
 }
 
 /* JSON and XML need valid UTF-8; a transcript may hold broken characters. */
-static char *valid_utf8(const char *s)
-{
-    size_t n = strlen(s), at = 0;
-    char *out = malloc(3 * n + 1);
-    if (!out)
-        return dup_str("");
-    for (size_t i = 0; i < n;) {
-        uint32_t cp;
-        size_t len = hark_utf8_decode(s + i, n - i, &cp);
-        if (cp == 0xFFFD && len == 1)
-            memcpy(out + at, "\xEF\xBF\xBD", 3), at += 3;
-        else
-            memcpy(out + at, s + i, len), at += len;
-        i += len;
-    }
-    out[at] = 0;
-    return out;
-}
-
 static void add_string(cJSON *obj, const char *key, const char *value)
 {
     if (!value) {
         cJSON_AddNullToObject(obj, key);
         return;
     }
-    char *v = valid_utf8(value);
-    cJSON_AddStringToObject(obj, key, v);
+    char *v = hark_utf8_sanitize(value, strlen(value));
+    cJSON_AddStringToObject(obj, key, v ? v : "");
     free(v);
 }
 
@@ -716,12 +698,13 @@ static void put_xml(FILE *f, const char *s)
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
         uint32_t cp;
-        size_t len = hark_utf8_decode(s + i, n - i, &cp);
+        int valid;
+        size_t len = hark_utf8_next(s + i, n - i, &cp, &valid);
         if (cp == '&' || cp == '<' || cp == '>' || cp == '"' || cp == '\'')
             fputs(cp == '&' ? "&amp;" : cp == '<' ? "&lt;" : cp == '>' ? "&gt;"
                   : cp == '"' ? "&quot;" : "&apos;", f);
         else if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0xFFFE ||
-                 cp == 0xFFFF || (cp == 0xFFFD && len == 1))
+                 cp == 0xFFFF || !valid)
             fputs("\xEF\xBF\xBD", f);
         else
             fwrite(s + i, 1, len, f);

@@ -2,6 +2,7 @@
  * ranked as tiktoken ranks them (the rank of the merged bytes), and Whisper's
  * special and timestamp tokens. */
 #include "internal.h"
+#include "utf8.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -185,40 +186,6 @@ void hark_vocab_default_specials(hark_vocab *v, int eot, int n_audio_ctx)
 
 /* ---------------------------------------------------------- decoding */
 
-static int utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (len == 0 || (size_t)len > n)
-        return 0;
-    for (int i = 1; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return len;
-}
-
-/* Copies bytes, replacing each invalid UTF-8 byte with U+FFFD. */
-static char *utf8_sanitize(const char *in, size_t n)
-{
-    char *out = malloc(n * 3 + 1), *o = out;
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n;) {
-        int len = utf8_len((const unsigned char *)in + i, n - i);
-        if (len) {
-            memcpy(o, in + i, (size_t)len);
-            o += len;
-            i += (size_t)len;
-        } else {
-            memcpy(o, "\xef\xbf\xbd", 3);
-            o += 3;
-            i++;
-        }
-    }
-    *o = 0;
-    return out;
-}
-
 char *hark_detokenize(const hark_vocab *v, const int *ids, int n)
 {
     size_t total = 0;
@@ -233,7 +200,8 @@ char *hark_detokenize(const hark_vocab *v, const int *ids, int n)
             memcpy(p, v->bytes + v->offset[ids[i]], (size_t)v->length[ids[i]]);
             p += v->length[ids[i]];
         }
-    char *text = utf8_sanitize(raw, total);
+    /* bytes that are not whole characters: U+FFFD as openai's and HF's decoders give */
+    char *text = hark_utf8_sanitize(raw, total);
     free(raw);
     return text;
 }
@@ -242,20 +210,13 @@ char *hark_detokenize(const hark_vocab *v, const int *ids, int n)
 
 enum { C_SPACE, C_LETTER, C_NUMBER, C_OTHER };
 
-/* Decodes one code point (invalid bytes count as one "other" character). */
+/* Decodes one code point (an invalid part counts as one "other" character). */
 static int next_char(const char *s, size_t n, size_t i, unsigned *cp)
 {
-    const unsigned char *u = (const unsigned char *)s + i;
-    int len = utf8_len(u, n - i);
-    if (len <= 1) {
-        *cp = len ? u[0] : 0xfffd;
-        return 1;
-    }
-    unsigned c = u[0] & (0xff >> (len + 1));
-    for (int k = 1; k < len; k++)
-        c = (c << 6) | (u[k] & 0x3f);
+    uint32_t c;
+    size_t len = hark_utf8_decode(s + i, n - i, &c);
     *cp = c;
-    return len;
+    return (int)len;
 }
 
 /* Unicode classes by block: enough for the GPT-2 pattern on common scripts.

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "hark.h"
+#include "utf8.h"
 
 /* ------------------------------------------------------------ a growing string */
 
@@ -64,40 +65,6 @@ static void sb_put_cp(sbuf *b, uint32_t c)
         u[2] = (char)(0x80 | (c >> 6 & 0x3F)), u[3] = (char)(0x80 | (c & 0x3F));
         sb_putn(b, u, 4);
     }
-}
-
-/* ------------------------------------------------------------ UTF-8 */
-
-size_t hark_utf8_decode(const char *s, size_t n, uint32_t *cp)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t len;
-    uint32_t c, min;
-    if (u[0] < 0x80) {
-        *cp = u[0];
-        return 1;
-    }
-    if (u[0] >= 0xC2 && u[0] <= 0xDF)
-        len = 2, min = 0x80, c = u[0] & 0x1F;
-    else if (u[0] >= 0xE0 && u[0] <= 0xEF)
-        len = 3, min = 0x800, c = u[0] & 0x0F;
-    else if (u[0] >= 0xF0 && u[0] <= 0xF4)
-        len = 4, min = 0x10000, c = u[0] & 0x07;
-    else
-        len = 0, min = 0, c = 0;
-    for (size_t k = 1; len && k < len; k++) {
-        if (k >= n || (u[k] & 0xC0) != 0x80)
-            len = 0;
-        else
-            c = c << 6 | (u[k] & 0x3F);
-    }
-    /* overlong forms, surrogates and values past U+10FFFF are not characters */
-    if (!len || c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) {
-        *cp = 0xFFFD;
-        return 1;
-    }
-    *cp = c;
-    return len;
 }
 
 /* ------------------------------------------------------------ lowercase */

@@ -31,10 +31,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Decodes one UTF-8 character of s (n bytes left, n > 0) into *cp and returns
- * the bytes it used; an invalid or truncated sequence yields U+FFFD and 1. */
-size_t hark_utf8_decode(const char *s, size_t n, uint32_t *cp);
-
 /* The normalised form of text (malloc'd, caller frees; NULL when out of memory). */
 char *hark_normalize_text(const char *text);
 

@@ -100,6 +100,8 @@ static void test_gpt2(void)
     hark_vocab_free(&v);
 }
 
+#define R "\xef\xbf\xbd"
+
 static void test_invalid_bytes(void)
 {
     hark_vocab v;
@@ -112,11 +114,30 @@ static void test_invalid_bytes(void)
     hark_vocab_default_specials(&v, 256, 10);
     hark_vocab_name_specials(&v);
     hark_vocab_index(&v, &e);
-    int ids[] = {0xff, 'a', 0xc3, 0xa9, 0xe2, 0x82, 'b', 0x80};
-    char *t = hark_detokenize(&v, ids, 8);
-    CHECK(strcmp(t, "\xef\xbf\xbd" "a\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd" "b\xef\xbf\xbd") == 0,
-          "invalid bytes replaced: '%s'", t);
-    free(t);
+    /* what Python's bytes.decode("utf-8", errors="replace") gives (openai-whisper's
+     * tokenizer; HF's from_utf8_lossy agrees): one U+FFFD per maximal subpart */
+    static const struct {
+        const char *bytes, *text;
+    } cases[] = {
+        {"\xff" "a\xc3\xa9\xe2\x82" "b\x80", R "a\xc3\xa9" R "b" R},
+        {"\xc1\x82", R R},                         /* overlong 'B' */
+        {"\xe0\x80\xaf", R R R},                     /* overlong '/' */
+        {"\xed\xa0\x80", R R R},                     /* a surrogate */
+        {"\xf4\x90\x80\x80", R R R R},                /* past U+10FFFF */
+        {"\xf5\x80", R R},
+        {"\xf0\x9f\x98", R},                        /* cut short at the end */
+        {"\xf0\x9f\x98" "a", R "a"},
+        {"\xef\xbf\xbd" "ok", R "ok"},                 /* a real U+FFFD stays */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int ids[8], n = 0;
+        for (const char *b = cases[c].bytes; *b; b++)
+            ids[n++] = (unsigned char)*b;
+        char *t = hark_detokenize(&v, ids, n);
+        CHECK(strcmp(t, cases[c].text) == 0, "case %zu: '%s'", c, t);
+        free(t);
+    }
+    char *t;
     int bad[] = {-5, 100000};
     t = hark_detokenize(&v, bad, 2);
     CHECK(t && t[0] == 0, "out-of-range ids are skipped");

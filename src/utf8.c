@@ -1,0 +1,81 @@
+/* UTF-8 decoding with Python's replacement rule (see utf8.h). */
+#include "utf8.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The bytes a character starting with lead takes (0: lead starts none), and
+ * the range its second byte must lie in: the narrower ranges after E0, ED, F0
+ * and F4 are what rule out overlong forms, surrogates and values past U+10FFFF. */
+static size_t sequence_length(unsigned lead, unsigned *lo, unsigned *hi)
+{
+    *lo = 0x80, *hi = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF)
+        return 2;
+    if (lead >= 0xE0 && lead <= 0xEF) {
+        if (lead == 0xE0)
+            *lo = 0xA0;
+        if (lead == 0xED)
+            *hi = 0x9F;
+        return 3;
+    }
+    if (lead >= 0xF0 && lead <= 0xF4) {
+        if (lead == 0xF0)
+            *lo = 0x90;
+        if (lead == 0xF4)
+            *hi = 0x8F;
+        return 4;
+    }
+    return 0;
+}
+
+size_t hark_utf8_next(const char *s, size_t n, uint32_t *cp, int *valid)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    unsigned lo, hi;
+    *valid = 1;
+    if (u[0] < 0x80) {
+        *cp = u[0];
+        return 1;
+    }
+    size_t len = sequence_length(u[0], &lo, &hi);
+    uint32_t c = u[0] & (0x7F >> len);
+    for (size_t k = 1; k < len; k++) {
+        if (k >= n || u[k] < lo || u[k] > hi) {
+            len = k;
+            break;
+        }
+        c = c << 6 | (u[k] & 0x3F);
+        lo = 0x80, hi = 0xBF;
+        if (k == len - 1) {
+            *cp = c;
+            return len;
+        }
+    }
+    *valid = 0;
+    *cp = 0xFFFD;
+    return len ? len : 1;
+}
+
+size_t hark_utf8_decode(const char *s, size_t n, uint32_t *cp)
+{
+    int valid;
+    return hark_utf8_next(s, n, cp, &valid);
+}
+
+char *hark_utf8_sanitize(const char *s, size_t n)
+{
+    char *out = malloc(n * 3 + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        int valid;
+        size_t len = hark_utf8_next(s + i, n - i, &cp, &valid);
+        memcpy(o, valid ? s + i : "\xEF\xBF\xBD", valid ? len : 3);
+        o += valid ? len : 3;
+        i += len;
+    }
+    *o = 0;
+    return out;
+}
