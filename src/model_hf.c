@@ -235,31 +235,46 @@ static int token_to_bytes(const char *s, char *out, int cap)
     return n < cap ? n : -1;
 }
 
+/* The integer it holds when that is one in [0, n) (a token id, a layer), else -1. */
+static int index_in(const cJSON *it, int n)
+{
+    if (!cJSON_IsNumber(it) || it->valuedouble != (double)(int)it->valuedouble)
+        return -1;
+    return it->valueint >= 0 && it->valueint < n ? it->valueint : -1;
+}
+
 static int add_text_tokens(hark_model *m, const cJSON *vocab, const char *path, hark_error *e)
 {
     char bytes[1024];
     for (const cJSON *it = vocab->child; it; it = it->next) {
-        if (!cJSON_IsNumber(it) || it->valueint < 0 || it->valueint >= m->hp.n_vocab)
-            return hark_fail(e, HARK_ERR_FORMAT, "%s: token id for \"%s\" outside [0, %d)", path,
+        int id = index_in(it, m->hp.n_vocab);
+        if (id < 0)
+            return hark_fail(e, HARK_ERR_FORMAT, "%s: token \"%.40s\" has no id in [0, %d)", path,
                              it->string, m->hp.n_vocab);
         int len = token_to_bytes(it->string, bytes, sizeof bytes);
         if (len < 0) /* special tokens written literally, e.g. <|endoftext|> */
             len = snprintf(bytes, sizeof bytes, "%s", it->string);
-        if (len >= (int)sizeof bytes || hark_vocab_set(&m->vocab, it->valueint, bytes, len))
+        if (len >= (int)sizeof bytes || hark_vocab_set(&m->vocab, id, bytes, len))
             return hark_fail(e, HARK_ERR_FORMAT, "%s: token \"%.40s\" is too long", path, it->string);
     }
     return 0;
 }
 
+/* added_tokens.json ({"<|en|>": id, ...}) or tokenizer.json's added_tokens
+ * ([{"id": id, "content": "<|en|>", ...}, ...]). */
 static int add_special_tokens(hark_model *m, const cJSON *added, const char *path, hark_error *e)
 {
     for (const cJSON *it = added ? added->child : NULL; it; it = it->next) {
         const cJSON *id = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "id") : it;
         const cJSON *content = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "content") : NULL;
         const char *text = content ? (cJSON_IsString(content) ? content->valuestring : NULL) : it->string;
-        if (!cJSON_IsNumber(id) || !text || id->valueint < 0 || id->valueint >= m->hp.n_vocab)
-            return hark_fail(e, HARK_ERR_FORMAT, "%s: bad added token", path);
-        hark_vocab_set(&m->vocab, id->valueint, text, (int)strlen(text));
+        if (!text)
+            return hark_fail(e, HARK_ERR_FORMAT, "%s: an added token without its text", path);
+        int k = index_in(id, m->hp.n_vocab);
+        if (k < 0)
+            return hark_fail(e, HARK_ERR_FORMAT, "%s: added token \"%.40s\" has no id in [0, %d)",
+                             path, text, m->hp.n_vocab);
+        hark_vocab_set(&m->vocab, k, text, (int)strlen(text));
     }
     return 0;
 }
@@ -347,8 +362,10 @@ static int read_vocab(hark_model *m, const char *dir, hark_error *e)
         rc = add_text_tokens(m, vocab, path, e);
     if (!rc && tok)
         rc = add_special_tokens(m, cJSON_GetObjectItemCaseSensitive(tok, "added_tokens"), path, e);
-    if (!rc && !tok && !(rc = read_json(dir, "added_tokens.json", 1, &added, e)))
+    if (!rc && !tok && !(rc = read_json(dir, "added_tokens.json", 1, &added, e))) {
+        join(path, sizeof path, dir, "added_tokens.json");
         rc = add_special_tokens(m, added, path, e);
+    }
     if (!rc)
         rc = hark_vocab_index(&m->vocab, e);
     if (!rc)
@@ -414,6 +431,27 @@ static int int_list(const cJSON *arr, int **out, int *n, int max)
     return 0;
 }
 
+/* [[layer, head], ...]: the cross-attention heads that time words (openai and
+ * HF fail on a head the model lacks; so does hark, naming it). */
+static int read_alignment_heads(hark_model *m, const cJSON *heads, const char *dir, hark_error *e)
+{
+    char path[1200];
+    join(path, sizeof path, dir, "generation_config.json");
+    if (heads && !cJSON_IsArray(heads))
+        return hark_fail(e, HARK_ERR_FORMAT, "%s: alignment_heads is not a list", path);
+    for (const cJSON *h = heads ? heads->child : NULL; h && m->n_alignment_heads < 64; h = h->next) {
+        int l = index_in(cJSON_GetArrayItem(h, 0), m->hp.n_text_layer);
+        int k = index_in(cJSON_GetArrayItem(h, 1), m->hp.n_text_head);
+        if (l < 0 || k < 0 || cJSON_GetArraySize(h) != 2)
+            return hark_fail(e, HARK_ERR_FORMAT,
+                             "%s: alignment head %d is not [layer, head] of %d layers x %d heads",
+                             path, m->n_alignment_heads, m->hp.n_text_layer, m->hp.n_text_head);
+        m->alignment_heads[m->n_alignment_heads][0] = l;
+        m->alignment_heads[m->n_alignment_heads++][1] = k;
+    }
+    return 0;
+}
+
 static int read_generation_config(hark_model *m, const char *dir, hark_error *e)
 {
     cJSON *gen;
@@ -426,15 +464,8 @@ static int read_generation_config(hark_model *m, const char *dir, hark_error *e)
     const cJSON *sup = cJSON_GetObjectItemCaseSensitive(gen, "suppress_tokens");
     if (cJSON_IsArray(sup) && int_list(sup, &m->suppress, &m->n_suppress, m->hp.n_vocab))
         rc = hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", dir);
-    const cJSON *heads = cJSON_GetObjectItemCaseSensitive(gen, "alignment_heads");
-    for (const cJSON *h = heads ? heads->child : NULL; h && m->n_alignment_heads < 64; h = h->next) {
-        int l = (int)cJSON_GetNumberValue(cJSON_GetArrayItem(h, 0));
-        int k = (int)cJSON_GetNumberValue(cJSON_GetArrayItem(h, 1));
-        if (l >= 0 && l < m->hp.n_text_layer && k >= 0 && k < m->hp.n_text_head) {
-            m->alignment_heads[m->n_alignment_heads][0] = l;
-            m->alignment_heads[m->n_alignment_heads++][1] = k;
-        }
-    }
+    if (!rc)
+        rc = read_alignment_heads(m, cJSON_GetObjectItemCaseSensitive(gen, "alignment_heads"), dir, e);
     cJSON_Delete(gen);
     return rc;
 }

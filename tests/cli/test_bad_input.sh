@@ -60,6 +60,13 @@ hfdir; printf '{"vocab_size": 462,' >$T/hf/config.json
 expect_error "hark: $T/hf/config.json: malformed JSON" -m $T/hf $CLIP
 hfdir; printf '{"a": ' >$T/hf/generation_config.json; cp $M/model.safetensors $T/hf/
 expect_error "hark: $T/hf/generation_config.json: malformed JSON" -m $T/hf $CLIP
+hfdir; sed -i 's/"<|en|>": 354/"<|en|>": 4620/' $T/hf/added_tokens.json; cp $M/model.safetensors $T/hf/
+expect_error "hark: $T/hf/added_tokens.json: added token \"<|en|>\" has no id in [0, 462)" -m $T/hf $CLIP
+hfdir; sed -i 's/"Ā": 0,/"Ā": 0.5,/' $T/hf/vocab.json; cp $M/model.safetensors $T/hf/
+expect_error "hark: $T/hf/vocab.json: token \"Ā\" has no id in [0, 462)" -m $T/hf $CLIP
+hfdir; sed -i 's/"alignment_heads": \[/"alignment_heads": [[1, 4], /' $T/hf/generation_config.json
+cp $M/model.safetensors $T/hf/
+expect_error "hark: $T/hf/generation_config.json: alignment head 0 is not [layer, head] of 2 layers x 4 heads" -m $T/hf $CLIP
 
 st() { # st JSON DATA_BYTES > file: a safetensors file
     le32 ${#1}; printf '\x00\x00\x00\x00%s' "$1"; head -c "$2" /dev/zero; }
