@@ -95,6 +95,18 @@ expect_eq "unwritable report exit" $RC 1
 expect_eq "unwritable report message" "$(cat "$TMP/err")" "hark: test: $TMP/nodir/r.json: cannot write the report"
 [ -s "$TMP/j2.xml" ] && ok || bad "junit not written when the JSON report could not be"
 
+# a reference that is not UTF-8: the reports replace what is not a character as
+# Python's errors="replace" does (one U+FFFD per maximal subpart), still valid
+printf 'a.wav\tcaf\xe2\x82 x\xc1\x82\n' >"$TMP/bytes.tsv"
+hark_test "$TMP/bytes.tsv" "${DECODE[@]}" --report "$TMP/bytes.json" --junit "$TMP/bytes.xml"
+expect_eq "non-UTF-8 reference exit" $RC 1
+tr '\t' ' ' <"$TMP/bytes.json" |
+    grep -qF "$(printf '"reference": "caf\xef\xbf\xbd x\xef\xbf\xbd\xef\xbf\xbd"')" && ok ||
+    bad "report's reference: $(grep '"reference"' "$TMP/bytes.json")"
+for f in "$TMP/bytes.json" "$TMP/bytes.xml"; do
+    iconv -f UTF-8 -t UTF-8 "$f" >/dev/null 2>&1 && ok || bad "$f is not valid UTF-8"
+done
+
 # --- --baseline --------------------------------------------------------------
 hark_test "$TMP/alt.tsv" "${DECODE[@]}" --baseline "$TMP/rep/r.json"
 expect_eq "equal to the baseline exit" $RC 0
