@@ -11,9 +11,9 @@ Resumable: every --ckpt-min minutes (and at each validation) it writes
 and resumes from the newest of them (fp16 weights + fresh optimiser when opt.pt is
 missing).  models/train-ckpt/HISTORY.md (written by hand: how the checkpoint was made, what
 was tried beside it) goes into the model card at export.  Data: shards from scripts/synth.py
-in /work/cache/hark-data ($HARK_DATA; rebuild with scripts/make_data.sh; deterministic).  The batch at step s is drawn from
-RandomState(seed + s) over the shards present, so a resumed run continues the
-same sequence as long as the cache is the same.
+in /work/cache/hark-data ($HARK_DATA; rebuild with scripts/make_data.sh; deterministic).
+The batch at step s is drawn from RandomState(seed + s) over the shards present, so a
+resumed run continues the same sequence as long as the cache is the same.
 
 Inputs are exactly what hark feeds the encoder: log-mel of the clip with the
 zero padding appended (max-8 clamp over the clip), frames [0, 2*n_audio_ctx);

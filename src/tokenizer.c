@@ -210,15 +210,6 @@ char *hark_detokenize(const hark_vocab *v, const int *ids, int n)
 
 enum { C_SPACE, C_LETTER, C_NUMBER, C_OTHER };
 
-/* Decodes one code point (an invalid part counts as one "other" character). */
-static int next_char(const char *s, size_t n, size_t i, unsigned *cp)
-{
-    uint32_t c;
-    size_t len = hark_utf8_decode(s + i, n - i, &c);
-    *cp = c;
-    return (int)len;
-}
-
 /* Unicode classes by block: enough for the GPT-2 pattern on common scripts.
  * Any split still round-trips; only the token count depends on this. */
 static int char_class(unsigned c)
@@ -237,10 +228,12 @@ static int char_class(unsigned c)
     return C_LETTER;
 }
 
+/* The class of the character at s + i and its bytes (an invalid part counts as
+ * one "other" character, U+FFFD). */
 static int class_at(const char *s, size_t n, size_t i, int *len)
 {
-    unsigned cp;
-    *len = next_char(s, n, i, &cp);
+    uint32_t cp;
+    *len = (int)hark_utf8_decode(s + i, n - i, &cp);
     return char_class(cp);
 }
 
@@ -289,7 +282,7 @@ static size_t pretoken(const char *s, size_t n, size_t i)
     size_t last = i, j = i;
     while (j < end) {
         last = j;
-        j += (size_t)next_char(s, n, j, &(unsigned){0});
+        j += hark_utf8_decode(s + j, n - j, &(uint32_t){0});
     }
     return last > i ? last - i : end - i;
 }

@@ -32,29 +32,21 @@ static size_t sequence_length(unsigned lead, unsigned *lo, unsigned *hi)
 size_t hark_utf8_next(const char *s, size_t n, uint32_t *cp, int *valid)
 {
     const unsigned char *u = (const unsigned char *)s;
-    unsigned lo, hi;
-    *valid = 1;
     if (u[0] < 0x80) {
-        *cp = u[0];
+        *cp = u[0], *valid = 1;
         return 1;
     }
-    size_t len = sequence_length(u[0], &lo, &hi);
+    unsigned lo, hi;
+    size_t len = sequence_length(u[0], &lo, &hi), k = 1;
     uint32_t c = u[0] & (0x7F >> len);
-    for (size_t k = 1; k < len; k++) {
-        if (k >= n || u[k] < lo || u[k] > hi) {
-            len = k;
-            break;
-        }
+    /* k ends at the first byte that does not fit: past the character when valid */
+    for (; k < len && k < n && u[k] >= lo && u[k] <= hi; k++) {
         c = c << 6 | (u[k] & 0x3F);
         lo = 0x80, hi = 0xBF;
-        if (k == len - 1) {
-            *cp = c;
-            return len;
-        }
     }
-    *valid = 0;
-    *cp = 0xFFFD;
-    return len ? len : 1;
+    *valid = len > 0 && k == len;
+    *cp = *valid ? c : 0xFFFD;
+    return k;
 }
 
 size_t hark_utf8_decode(const char *s, size_t n, uint32_t *cp)
@@ -72,8 +64,10 @@ char *hark_utf8_sanitize(const char *s, size_t n)
         uint32_t cp;
         int valid;
         size_t len = hark_utf8_next(s + i, n - i, &cp, &valid);
-        memcpy(o, valid ? s + i : "\xEF\xBF\xBD", valid ? len : 3);
-        o += valid ? len : 3;
+        if (!valid)
+            memcpy(o, "\xEF\xBF\xBD", 3), o += 3;
+        else
+            memcpy(o, s + i, len), o += len;
         i += len;
     }
     *o = 0;
