@@ -1,6 +1,5 @@
 /* Text normalisation and WER/CER scoring: exact values. */
 #include "check.h"
-#include "utf8.h"
 #include "wer.h"
 
 static void expect_norm(const char *in, const char *want)
@@ -105,20 +104,6 @@ static void test_char_edits(void)
     expect_edits("\xC3\xA9\xC3\xA9", "\xC3\xA9\xC3\xA8", 0, 2, 1, 0, 0);
 }
 
-static void test_utf8(void)
-{
-    uint32_t c;
-    CHECK(hark_utf8_decode("\xF0\x9F\x98\x80", 4, &c) == 4 && c == 0x1F600, "emoji %x", c);
-    CHECK(hark_utf8_decode("\xC3\xA9", 2, &c) == 2 && c == 0xE9, "e acute %x", c);
-    CHECK(hark_utf8_decode("\xC3", 1, &c) == 1 && c == 0xFFFD, "truncated %x", c);
-    CHECK(hark_utf8_decode("\xC0\xAF", 2, &c) == 1 && c == 0xFFFD, "overlong %x", c);
-    CHECK(hark_utf8_decode("\xED\xA0\x80", 3, &c) == 1 && c == 0xFFFD, "surrogate %x", c);
-    /* a valid start cut short is replaced whole, as Python's errors="replace" does */
-    CHECK(hark_utf8_decode("\xE2\x82" "b", 3, &c) == 2 && c == 0xFFFD, "cut short %x", c);
-    CHECK(hark_utf8_decode("\xF4\x90\x80\x80", 4, &c) == 1 && c == 0xFFFD, "past U+10FFFF");
-    CHECK(hark_utf8_decode("\xF4\x8F\xBF\xBF", 4, &c) == 4 && c == 0x10FFFF, "U+10FFFF %x", c);
-}
-
 /* The scoring as hark test does it: normalise, then count. */
 static void test_end_to_end(void)
 {
@@ -141,7 +126,6 @@ int main(void)
     test_numbers();
     test_word_edits();
     test_char_edits();
-    test_utf8();
     test_end_to_end();
     return check_summary("wer");
 }
