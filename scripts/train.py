@@ -586,8 +586,17 @@ def optimizer_params(model, ctc_head):
     return [np_ for np_ in named if np_[1].dim() >= 2] + [np_ for np_ in named if np_[1].dim() < 2]
 
 
+def freeze(model, part):
+    """Stops training the decoder or the encoder (--freeze): the other half learns to fit
+    it, e.g. the encoder a new kind of voice while the decoder's language model and
+    timestamp habits stay as they are."""
+    if part != "none":
+        for p in getattr(model, part).parameters():
+            p.requires_grad_(False)
+
+
 def make_optimizer(model, ctc_head, lr):
-    params = [p for _, p in optimizer_params(model, ctc_head)]
+    params = [p for _, p in optimizer_params(model, ctc_head) if p.requires_grad]
     decay = [p for p in params if p.dim() >= 2]
     no_decay = [p for p in params if p.dim() < 2]
     return torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
@@ -816,6 +825,8 @@ def main():
     ap.add_argument("--dropout", type=float, default=0.0,
                     help="residual dropout in every block (a training shard decoded at 6.6 %% "
                     "WER where held-out sentences in the same voices gave 16 %%)")
+    ap.add_argument("--freeze", choices=("none", "decoder", "encoder"), default="none",
+                    help="train only the other half of the model (and the CTC head)")
     ap.add_argument("--cycle-start", type=int, default=0,
                     help="step where the linear decay to --decay-steps starts again "
                     "from --lr (a warm restart)")
@@ -888,6 +899,7 @@ def main():
         for blk in list(model.encoder.blocks) + list(model.decoder.blocks):
             blk.mlp[1] = torch.nn.GELU(approximate="tanh")
     hm.set_dropout(model, args.dropout)
+    freeze(model, args.freeze)
     ctc_head = CTCHead(args.d_model)
     opt = make_optimizer(model, ctc_head, args.lr)
     params = [p for g in opt.param_groups for p in g["params"]]   # for gradient clipping
