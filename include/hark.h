@@ -59,6 +59,10 @@ typedef struct hark_params {
     float clip_timestamps[HARK_MAX_CLIP_TIMESTAMPS];
     int n_clip_timestamps;
     int word_timestamps;               /* word-level timing from cross-attention DTW      */
+    /* with word_timestamps, openai's hallucination_silence_threshold: segments of
+     * improbable, very short or very long words with at least this many seconds of
+     * silence around them are dropped and skipped (0: off) */
+    float hallucination_silence_threshold;
     int highlight_words;               /* srt/vtt: a cue per word, the word underlined     */
     /* srt/vtt cues laid out from the words, as openai's options (0: not set) */
     int max_line_width;                /* characters a line                               */

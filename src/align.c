@@ -4,8 +4,10 @@
  * frames, standardised over the tokens, median-filtered (width 7), averaged
  * over heads, and aligned to the frames by dynamic time warping.  Word
  * boundaries follow the tokens that begin with a space or are punctuation.
- * Unlike openai, segment times are left on the timestamp grid. */
+ * As openai's add_word_timestamps, word times are rounded to 0.01 s and then
+ * each segment's bounds and its first and last words are fitted to each other. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -313,7 +315,7 @@ static int cmp_double(const void *a, const void *b)
 /* The median of the non-zero word durations, at most 0.7 s (openai's). */
 static double median_duration(const word_span *ws, int n)
 {
-    double *d = malloc(sizeof(double) * (size_t)(n ? n : 1)), med = 0;
+    double *d = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1)), med = 0;
     int k = 0;
     for (int i = 0; d && i < n; i++)
         if (ws[i].end - ws[i].start != 0)
@@ -328,7 +330,8 @@ static double median_duration(const word_span *ws, int n)
 
 /* openai's hack for sentence ends: a word after or at one is at most twice the
  * median duration long (`word in ".!?..."`, a substring test as in Python). */
-static void clip_sentence_ends(const hark_vocab *v, const int *t, word_span *ws, int n)
+static void clip_sentence_ends(const hark_vocab *v, const int *t, word_span *ws, int n,
+                               double median)
 {
     static const char MARKS[] = ".\xe3\x80\x82!\xef\xbc\x81?\xef\xbc\x9f";
     char buf[256], prev[256];
@@ -337,7 +340,7 @@ static void clip_sentence_ends(const hark_vocab *v, const int *t, word_span *ws,
         any |= ws[i].end - ws[i].start != 0;
     if (!any)
         return;
-    double max_duration = 2 * median_duration(ws, n);
+    double max_duration = 2 * median;
     for (int i = 1; i < n; i++) {
         if (ws[i].end - ws[i].start <= max_duration)
             continue;
@@ -381,16 +384,55 @@ static int attach_words(const align_in *a, const word_span *ws, int n_words, har
                 continue;
             hark_word *out = &s->words[s->n_words++];
             out->text = hark_detokenize(&a->m->vocab, a->text + w->first, w->count);
-            out->start = a->t0 + w->start;
-            out->end = a->t0 + w->end;
+            out->start = hark_round2(a->t0 + w->start);
+            out->end = hark_round2(a->t0 + w->end);
             out->probability = (float)w->probability;
         }
     }
     return 0;
 }
 
+/* Python's round(x, 2): correctly rounded, ties to even (as glibc's printf). */
+double hark_round2(double x)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.2f", x);
+    return strtod(buf, NULL);
+}
+
+void hark_fit_segment_bounds(hark_segment *s, double median, double *last_speech)
+{
+    hark_word *w = s->words;
+    int n = s->n_words;
+    double max_duration = 2 * median;
+    if (n == 0)
+        return;
+    /* the first and second word after a pause: at most twice the median long */
+    if (w[0].end - *last_speech > median * 4 &&
+        (w[0].end - w[0].start > max_duration ||
+         (n > 1 && w[1].end - w[0].start > max_duration * 2))) {
+        if (n > 1 && w[1].end - w[1].start > max_duration) {
+            /* openai halves an absolute time here; followed as it is */
+            double boundary = fmax(w[1].end / 2, w[1].end - max_duration);
+            w[0].end = w[1].start = boundary;
+        }
+        w[0].start = fmax(0, w[0].end - max_duration);
+    }
+    /* a first or last word far longer than its segment's bound gives way to it;
+     * otherwise the segment takes its words' bounds */
+    if (s->start < w[0].end && s->start - 0.5 > w[0].start)
+        w[0].start = fmax(0, fmin(w[0].end - median, s->start));
+    else
+        s->start = w[0].start;
+    if (s->end > w[n - 1].start && s->end + 0.5 < w[n - 1].end)
+        w[n - 1].end = fmax(w[n - 1].start + median, s->end);
+    else
+        s->end = w[n - 1].end;
+    *last_speech = s->end;
+}
+
 int hark_align_words(const hark_model *m, const hark_cross *cross, const hark_decode_opts *o,
-                     int n_frames, double t0, hark_segment *segs, int n_segs)
+                     int n_frames, double t0, double last_speech, hark_segment *segs, int n_segs)
 {
     int total = 0;
     for (int i = 0; i < n_segs; i++)
@@ -410,12 +452,16 @@ int hark_align_words(const hark_model *m, const hark_cross *cross, const hark_de
     if (mat) {
         double *times = row_times(mat, n + 1, cols);
         int n_words = split_words(&m->vocab, text, n, ws);
+        double median = 0;
         if (times) {
             time_words(&a, times, ws, n_words);
-            clip_sentence_ends(&m->vocab, text, ws, n_words);
+            median = median_duration(ws, n_words);
+            clip_sentence_ends(&m->vocab, text, ws, n_words, median);
             merge_punctuation(&m->vocab, text, ws, n_words);
         }
         rc = times ? attach_words(&a, ws, n_words, segs, n_segs) : HARK_ERR_NOMEM;
+        for (int i = 0; rc == 0 && i < n_segs; i++)
+            hark_fit_segment_bounds(&segs[i], median, &last_speech);
         free(times);
     } else if (n == 0) {
         rc = 0;

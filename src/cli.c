@@ -38,6 +38,9 @@ static const char USAGE[] =
     "                            --max-line-width)\n"
     "      --highlight-words     srt/vtt: a cue per word, the word underlined (implies\n"
     "                            --word-timestamps)\n"
+    "      --hallucination-silence-threshold X  skip the silence before, and drop,\n"
+    "                            segments of unlikely words with X s of silence around\n"
+    "                            them (implies --word-timestamps)\n"
     "      --beam-size N         beams at temperature 0 (default 5; 1 = greedy)\n"
     "      --patience P          beam search patience (default 1.0)\n"
     "      --length-penalty A    rank by length penalty ((5+n)/6)^A (default: by length)\n"
@@ -238,7 +241,11 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
         return float_arg(v, &p->logprob_threshold);
     else if (!strcmp(name, "--no-speech-threshold"))
         return float_arg(v, &p->no_speech_threshold);
-    else if (!strcmp(name, "--initial-prompt"))
+    else if (!strcmp(name, "--hallucination-silence-threshold")) {
+        p->word_timestamps = 1; /* the rule reads the words' timing */
+        return float_arg(v, &p->hallucination_silence_threshold) ||
+               !(p->hallucination_silence_threshold > 0) ? -1 : 0;
+    } else if (!strcmp(name, "--initial-prompt"))
         p->initial_prompt = v;
     else if (!strcmp(name, "--max-line-width") || !strcmp(name, "--max-line-count") ||
              !strcmp(name, "--max-words-per-line")) {

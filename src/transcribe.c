@@ -17,9 +17,6 @@
 
 enum { PAD_SAMPLES = 30 * HARK_SAMPLE_RATE, SAMPLES_PER_FRAME = 160 };
 
-int hark_align_words(const hark_model *m, const hark_cross *cross, const hark_decode_opts *o,
-                     int n_frames, double t0, hark_segment *segs, int n_segs);
-
 static void segment_free(hark_segment *s)
 {
     for (int j = 0; j < s->n_tokens; j++)
@@ -68,6 +65,7 @@ typedef struct loop_state {
     hark_cross cross;
     hark_workspace ws;     /* the encoder's, reused window after window */
     hark_decoder *dec;     /* the context's KV caches */
+    double last_speech;    /* end of the last timed word so far (openai's last_speech_timestamp) */
     int *history;          /* every text and timestamp token so far (the prompt source) */
     int n_history, cap_history, prompt_from;
     int lang_token, task_token;
@@ -208,13 +206,20 @@ static int is_silence(const hark_params *p, const hark_window *w)
     return !(w->sum_logprob / (w->n + 1) > p->logprob_threshold);
 }
 
+/* The tokens end in a lone timestamp: no speech after it. */
+static int single_timestamp_end(const loop_state *st, const hark_window *w)
+{
+    int tb = st->m->vocab.sp.timestamp_begin, n = w->n;
+    return n >= 2 && w->tokens[n - 2] < tb && w->tokens[n - 1] >= tb;
+}
+
 /* Splits a window at consecutive timestamp pairs; returns frames consumed. */
 static int split_segments(loop_state *st, hark_result *r, const hark_window *w, int seek,
                           int size, float temperature)
 {
     int tb = st->m->vocab.sp.timestamp_begin, n = w->n, last = 0, rc = 0;
     double t0 = seek * 0.01, step = 0.02;
-    int single_end = n >= 2 && w->tokens[n - 2] < tb && w->tokens[n - 1] >= tb;
+    int single_end = single_timestamp_end(st, w);
     int cuts = 0;
     for (int i = 1; i < n && !rc; i++) {
         if (!(w->tokens[i - 1] >= tb && w->tokens[i] >= tb))
@@ -267,17 +272,43 @@ static int drop_empty_segments(hark_result *r, int from)
     return removed;
 }
 
-/* A decoded window's segments, empty ones dropped; returns frames consumed. */
+/* A decoded window's segments; returns frames consumed. */
 static int segments_of(loop_state *st, hark_result *r, hark_window *w, int seek, int size,
                        float temperature)
 {
-    int first = r->n;
-    int advance = st->p->timestamps ? split_segments(st, r, w, seek, size, temperature)
-                  : add_segment(st, r, w, 0, w->n, seek * 0.01, (seek + size) * 0.01, seek,
-                                temperature) ? -1 : size;
-    if (advance >= 0)
-        drop_empty_segments(r, first);
-    return advance;
+    return st->p->timestamps ? split_segments(st, r, w, seek, size, temperature)
+           : add_segment(st, r, w, 0, w->n, seek * 0.01, (seek + size) * 0.01, seek,
+                         temperature) ? -1 : size;
+}
+
+/* Segments from index keep on removed (openai's current_segments[si:] = []). */
+static void truncate_segments(hark_result *r, int keep)
+{
+    while (r->n > keep)
+        segment_free(&r->seg[--r->n]);
+}
+
+/* The words of the window's segments r->seg[first..], and where the next window
+ * starts by them (openai's transcribe() with word_timestamps); returns frames
+ * consumed, or -1 when out of memory.  *dropped: the window was dropped whole as
+ * a hallucination after silence (the prompt and last speech are left as they are). */
+static int words_and_seek(loop_state *st, hark_result *r, int first, int seek, int size,
+                      float temperature, int advance, int single_end, int *dropped)
+{
+    hark_decode_opts o = window_opts(st, temperature, seek, 0);
+    if (hark_align_words(st->m, &st->cross, &o, size, seek / 100.0, st->last_speech,
+                         r->seg + first, r->n - first))
+        return -1;
+    hark_word_window ww = {seek, size, 2 * st->m->hp.n_audio_ctx, st->content, single_end,
+                           st->last_speech};
+    int keep, next = hark_word_seek(&ww, st->p->hallucination_silence_threshold, r->seg + first,
+                                    r->n - first, seek + advance, &keep);
+    *dropped = keep < 0;
+    truncate_segments(r, first + (keep < 0 ? 0 : keep));
+    double end;
+    if (!*dropped && hark_segments_end(r->seg + first, r->n - first, &end))
+        st->last_speech = end;
+    return next - seek;
 }
 
 /* The window at seek, of audio up to frame end; returns frames consumed. */
@@ -295,15 +326,19 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
     float temperature = 0;
     if (decode_with_fallback(st, seek, &w, &temperature))
         return -1;
-    int first = r->n, silence = is_silence(st->p, &w);
+    int first = r->n, silence = is_silence(st->p, &w), dropped = 0;
     int advance = silence ? size : segments_of(st, r, &w, seek, size, temperature);
+    int single_end = single_timestamp_end(st, &w);
     hark_window_free(&w);
     if (advance < 0 || silence) /* silence: skipped, the prompt untouched */
         return advance;
-    if (st->p->word_timestamps) {
-        hark_decode_opts o = window_opts(st, temperature, seek, 0);
-        hark_align_words(m, &st->cross, &o, size, seek * 0.01, r->seg + first, r->n - first);
-    }
+    if (st->p->word_timestamps)
+        advance = words_and_seek(st, r, first, seek, size, temperature, advance, single_end,
+                                 &dropped);
+    if (advance < 0 || dropped)
+        return advance;
+    /* after the words, as openai clears them: a segment's bounds may move to its words' */
+    drop_empty_segments(r, first);
     /* the next window's prompt: the tokens of the segments kept, as openai's all_tokens */
     for (int i = first; i < r->n; i++)
         if (history_add(st, r->seg[i].tokens, r->seg[i].n_tokens))

@@ -2,6 +2,7 @@
 #ifndef HARK_TRANSCRIBE_H
 #define HARK_TRANSCRIBE_H
 
+#include "decode.h"
 #include "internal.h"
 
 typedef struct hark_segment {
@@ -40,6 +41,38 @@ float hark_compression_ratio(const char *text);
  * repetitive or too unlikely, unless the window is silence. */
 int hark_needs_fallback(const hark_params *p, const char *text, double sum_logprob, int n_tokens,
                         float no_speech_prob);
+/* Word timing (align.c), as openai's add_word_timestamps: the words of a
+ * window's segments from the cross-attention of the decoded tokens; t0 is the
+ * window's start and last_speech the end of the speech before it, in seconds. */
+int hark_align_words(const hark_model *m, const hark_cross *cross, const hark_decode_opts *o,
+                     int n_frames, double t0, double last_speech, hark_segment *segs, int n_segs);
+/* openai's fitting of a segment's bounds and its first and last words to each
+ * other (median: the window's median word duration, at most 0.7 s); moves
+ * *last_speech to the segment's end when it has words. */
+void hark_fit_segment_bounds(hark_segment *s, double median, double *last_speech);
+double hark_round2(double x);
+
+/* A decoded window, in mel frames (wordseek.c). */
+typedef struct hark_word_window {
+    int seek;            /* where the window starts */
+    int size;            /* frames of audio in it */
+    int window;          /* the model's window length */
+    int content;         /* frames of audio in the file */
+    int single_end;      /* its tokens end in one timestamp: no speech after it */
+    double last_speech;  /* end of the last word before it, seconds */
+} hark_word_window;
+/* openai's transcribe() with timed words: where the next window starts, given
+ * next, the frame after the window's segments by their timestamps.  With a
+ * hallucination silence threshold (seconds; <= 0: none), *keep is the number
+ * of segs to keep (the rest looked hallucinated, with silence around them), or
+ * -1 when the window is dropped whole: its first words looked hallucinated
+ * after a silence, which the next window starts after. */
+int hark_word_seek(const hark_word_window *w, double threshold, const hark_segment *segs, int n,
+                   int next, int *keep);
+/* The end of the last word of segs[0..n), else of the last segment; 0 when n is 0. */
+int hark_segments_end(const hark_segment *segs, int n, double *end);
+/* openai's is_segment_anomaly: improbable, very short or very long words. */
+int hark_segment_anomaly(const hark_segment *s);
 /* Transcribes 16 kHz mono samples into r. */
 struct hark_pool;
 struct hark_decoder;

@@ -7,9 +7,6 @@
 #include "internal.h"
 #include "transcribe.h"
 
-int hark_align_words(const hark_model *m, const hark_cross *cross, const hark_decode_opts *o,
-                     int n_frames, double t0, hark_segment *segs, int n_segs);
-
 int main(void)
 {
     char err[512];
@@ -42,7 +39,8 @@ int main(void)
         seg.tokens[i] = t->valueint, seg.probs[i] = 0.5f;
     hark_decode_opts o = {0};
     o.lang_token = o.task_token = -1;
-    CHECK(hark_align_words(m, &cross, &o, cJSON_GetObjectItem(ref, "frames")->valueint, 0.0, &seg, 1) == 0, "align");
+    CHECK(hark_align_words(m, &cross, &o, cJSON_GetObjectItem(ref, "frames")->valueint, 0.0, 0.0,
+                           &seg, 1) == 0, "align");
     CHECK(seg.n_words == cJSON_GetArraySize(words), "%d words", seg.n_words);
     i = 0;
     for (cJSON *w = words->child; w && i < seg.n_words; w = w->next, i++) {

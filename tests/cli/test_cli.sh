@@ -58,6 +58,20 @@ cmp -s "$TMP/s1.txt" "$TMP/s2.txt" && ok || bad "seeded sampling differs between
 "$HARK" -q -m $M/hf-f32 --highlight-words -f srt,json $CLIP >"$TMP/hl" 2>"$TMP/err"; expect_eq "--highlight-words exit" $? 0
 grep -qE '^<u>[^<]+</u>' "$TMP/hl" && ok || bad "no underlined word cue: $(head -c 300 "$TMP/hl")"
 grep -q '"words":\[{"word":' "$TMP/hl" && ok || bad "--highlight-words implies word timestamps"
+
+# --hallucination-silence-threshold (openai's rule, test_wordseek.c): the random model's
+# words are improbable and short, each window's first segment starts within the threshold
+# of the window, so every window is dropped and the file says nothing; without it, words
+"$HARK" -q -m $M/model-f16.bin -f json --hallucination-silence-threshold 1 $CLIP >"$TMP/hal.json"
+expect_eq "hallucination threshold exit" $? 0
+grep -q '"segments":\[\]' "$TMP/hal.json" && ok || bad "hallucinations kept: $(head -c 300 "$TMP/hal.json")"
+grep -q '"segments":\[{' "$TMP/t1.json" && ok || bad "--word-timestamps alone drops the segments"
+for v in 0 -1 x; do
+    "$HARK" -q -m $M/model-f16.bin --hallucination-silence-threshold $v $CLIP >/dev/null 2>"$TMP/err"
+    expect_eq "threshold $v: exit" $? 2
+    expect_eq "threshold $v: message" "$(head -n 1 "$TMP/err")" \
+        "hark: bad value for --hallucination-silence-threshold: $v (see hark --help)"
+done
 "$HARK" -q -m $M/hf-f32 -f srt $CLIP | grep -q '<u>' && bad "underlines without --highlight-words" || ok
 
 # subtitle layout from the words (openai's --max_words_per_line etc.; the rules are
