@@ -173,6 +173,7 @@ recordings.
   head on the encoder (dropped at export), short-utterance curriculum; {steps} steps,
   {hours:.1f} h of audio seen.{grown} Checkpoint: models/train-ckpt/{history_ref}.
 - Export: `scripts/export.py --out {out}{avg_opt}` (fp16 safetensors, {size:.1f} MB){avg_text}.
+- Word timestamps: {heads}
 
 ## Measured WER (greedy, PyTorch reference model, lower-cased, punctuation removed)
 
@@ -413,6 +414,29 @@ def hark_measurements(out, wanted=True):
     return status, table
 
 
+def chosen_alignment_heads(ckpt, step):
+    """The heads scripts/alignment-heads chose for this checkpoint's step, or None
+    (every head of the last half of the decoder layers)."""
+    path = os.path.join(ckpt, "alignment_heads.json")
+    chosen = json.load(open(path)) if os.path.exists(path) else {}
+    if chosen and chosen.get("step") != step:
+        print("alignment heads were chosen at step %s, not %d: run scripts/alignment-heads "
+              "--apply on the export" % (chosen.get("step"), step))
+        return None
+    return chosen.get("alignment_heads")
+
+
+def alignment_heads_text(ckpt, step):
+    """The card's words for generation_config.json's alignment_heads."""
+    heads = chosen_alignment_heads(ckpt, step)
+    if heads is None:
+        return ("alignment heads: every head of the last half of the decoder layers (not "
+                "chosen: `scripts/alignment-heads --apply`).")
+    err = json.load(open(os.path.join(ckpt, "alignment_heads.json"))).get("mean_error_s")
+    return ("alignment heads %s, chosen by `scripts/alignment-heads` (words' distance from "
+            "known sentence starts and ends, mean %.3f s)." % (heads, err))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", default=os.path.join(ROOT, "models", "train-ckpt"))
@@ -438,7 +462,8 @@ def main():
     assert len(tokens) == state["n_text_tokens"], "tokenizer does not match the checkpoint"
     sp = specials_for(model.dims, len(tokens))
     sp.suppress = suppress_list(tokens, sp)
-    hm.export_hf(model, args.out, tokens, merges, sp, dtype=torch.float16, lang_codes=("en",))
+    hm.export_hf(model, args.out, tokens, merges, sp, dtype=torch.float16, lang_codes=("en",),
+                 alignment_heads=chosen_alignment_heads(args.ckpt, state["step"]))
     # Whisper's begin_suppress_tokens: " " and eot at the first sampled step
     gp = os.path.join(args.out, "generation_config.json")
     gen = json.load(open(gp))
@@ -458,6 +483,7 @@ def main():
     avg = state.get("averaged", [])
     runs = run_history(args.ckpt, state["step"])
     history_ref, history = history_text(args.ckpt)
+    heads = alignment_heads_text(args.ckpt, state["step"])
     card = CARD.format(
         params=sum(p.numel() for p in model.parameters()) / 1e6, d=d.n_audio_state,
         h=d.n_audio_head, el=d.n_audio_layer, dl=d.n_text_layer, ctx=d.n_audio_ctx,
@@ -465,7 +491,8 @@ def main():
         sot=sp.sot, nots=sp.notimestamps, n_ts=d.n_vocab - sp.timestamp_begin,
         tsb=sp.timestamp_begin, n_vocab=d.n_vocab, steps=state["step"],
         gpu=gpu_text(runs, state["step"]),
-        hours=state["hours_seen"], out=os.path.relpath(args.out, ROOT), size=size, rows=rows,
+        heads=heads, hours=state["hours_seen"], out=os.path.relpath(args.out, ROOT), size=size,
+        rows=rows,
         status=status, hark_rows=hark_rows, grown=grown_text(state),
         eq=eq_text(runs, state["step"]) + specaug_text(runs, state["step"]) +
         nospeech_text(runs, state["step"]),
