@@ -1,8 +1,9 @@
 /* The long-form loop, as openai/whisper's transcribe(): one log-mel for the
  * whole input plus 30 s of zeros; windows of 2 * n_audio_ctx frames; each
  * window encoded once, decoded with temperature fallback, split into segments
- * at timestamp pairs; the seek pointer moved to the last complete pair; the
- * previous text as the next window's prompt. */
+ * at timestamp pairs; the seek pointer moved to the last complete pair (with
+ * word timestamps, after the last word); the previous text as the next
+ * window's prompt. */
 #include "transcribe.h"
 
 #include <cblas.h>
@@ -293,7 +294,7 @@ static void truncate_segments(hark_result *r, int keep)
  * consumed, or -1 when out of memory.  *dropped: the window was dropped whole as
  * a hallucination after silence (the prompt and last speech are left as they are). */
 static int words_and_seek(loop_state *st, hark_result *r, int first, int seek, int size,
-                      float temperature, int advance, int single_end, int *dropped)
+                          float temperature, int advance, int single_end, int *dropped)
 {
     hark_decode_opts o = window_opts(st, temperature, seek, 0);
     if (hark_align_words(st->m, &st->cross, &o, size, seek / 100.0, st->last_speech,
