@@ -313,6 +313,10 @@ def word_reference(model, sp, tokens, audio):
     with torch.no_grad():
         xa = model.encoder(mel[None])
         qks = cross_attention_scores(model, torch.tensor([seq]), xa)
+        # openai's word probabilities come from this pass: each text token's
+        # probability among the text tokens, from the notimestamps row on
+        logits = model.decoder(torch.tensor([seq]), xa)[0, 1:, :sp.eot]
+        token_probs = logits.softmax(dim=-1)[np.arange(len(text)), text].tolist()
     heads = [(l, h) for l in range(model.dims.n_text_layer // 2, model.dims.n_text_layer)
              for h in range(model.dims.n_text_head)]
     w = torch.stack([qks[l][h] for l, h in heads])[:, :, :window // 2].softmax(dim=-1)
@@ -326,11 +330,11 @@ def word_reference(model, sp, tokens, audio):
     times = time_idx[jumps] / 50.0
     words, wtoks = split_words_openai(text, tokens, sp.eot)
     bounds = np.pad(np.cumsum([len(t) for t in wtoks[:-1]]), (1, 0))
-    timed = [[wd, tk, float(times[a]), float(times[b])]
+    timed = [[wd, tk, float(times[a]), float(times[b]), float(np.mean(token_probs[a:b]))]
              for wd, tk, a, b in zip(words[:-1], wtoks[:-1], bounds[:-1], bounds[1:])]
     # openai's sentence-end hack: words at or after ".!?" at most 2 x the median duration
     clipped = 0
-    durations = np.array([e - s for _, _, s, e in timed])
+    durations = np.array([e - s for _, _, s, e, _ in timed])
     durations = durations[durations.nonzero()]
     if len(durations) > 0:
         max_duration = 2 * min(0.7, float(np.median(durations)))
@@ -343,9 +347,10 @@ def word_reference(model, sp, tokens, audio):
                     timed[i][2] = timed[i][3] - max_duration
                     clipped += 1
     merge_punctuations(timed)
-    timed = [[wd, tk, round(a, 2), round(b, 2)] for wd, tk, a, b in timed]
+    timed = [[wd, tk, round(a, 2), round(b, 2), p] for wd, tk, a, b, p in timed]
     return {"tokens": text, "frames": window, "sentence_end_clips": clipped,
-            "words": [{"word": wd, "start": a, "end": b} for wd, tk, a, b in timed if wd]}
+            "words": [{"word": wd, "start": a, "end": b, "probability": p}
+                      for wd, tk, a, b, p in timed if wd]}
 
 
 def make_multilingual(tokens, merges, audio):

@@ -236,13 +236,42 @@ static void merge_punctuation(const hark_vocab *v, const int *t, word_span *w, i
 typedef struct align_in {
     const hark_model *m;
     const int *text;   /* all text tokens of the window's segments */
-    const float *probs;
+    float *probs;      /* each one's probability in the alignment pass */
     int n_text, frames;
     double t0;
 } align_in;
 
+/* openai's word probabilities: each text token's probability among the text
+ * tokens (logits below eot) in the alignment pass itself, without the prompt
+ * and the timestamps decoding had; states: the rows from notimestamps on. */
+static int text_token_probs(const align_in *a, const float *states)
+{
+    const hark_model *m = a->m;
+    int d = m->hp.n_text_state, V = m->hp.n_vocab, eot = m->vocab.sp.eot, chunk = 8;
+    float *logits = malloc(sizeof(float) * (size_t)V * chunk);
+    if (!logits)
+        return HARK_ERR_NOMEM;
+    for (int r = 0; r < a->n_text; r += chunk) {
+        int rows = a->n_text - r < chunk ? a->n_text - r : chunk;
+        hark_linear(logits, states + (size_t)r * d, rows, &m->tok_emb, NULL);
+        for (int i = 0; i < rows; i++) {
+            const float *l = logits + (size_t)i * V;
+            float top = l[0];
+            for (int j = 1; j < eot; j++)
+                top = l[j] > top ? l[j] : top;
+            double sum = 0;
+            for (int j = 0; j < eot; j++)
+                sum += exp((double)l[j] - top);
+            a->probs[r + i] = (float)(exp((double)l[a->text[r + i]] - top) / sum);
+        }
+    }
+    free(logits);
+    return 0;
+}
+
 /* Runs the decoder over the alignment sequence and returns the processed
- * [n_text + 1][frames / 2] matrix (rows: notimestamps and each text token). */
+ * [n_text + 1][frames / 2] matrix (rows: notimestamps and each text token);
+ * sets a->probs. */
 static float *attention_matrix(const align_in *a, const hark_cross *cross,
                                const hark_decode_opts *o, int *cols)
 {
@@ -270,7 +299,10 @@ static float *attention_matrix(const align_in *a, const hark_cross *cross,
     int F = a->frames / 2 < ac ? a->frames / 2 : ac;
     float *w = malloc(sizeof(float) * (size_t)H * n * (F ? F : 1));
     float *mat = malloc(sizeof(float) * (size_t)n * (F ? F : 1));
-    if (kv.capture && w && mat && F > 0 && hark_decode(m, &kv, seq, n, NULL) == 0) {
+    float *states = malloc(sizeof(float) * (size_t)n * m->hp.n_text_state);
+    if (kv.capture && w && mat && states && F > 0 &&
+        hark_decode_states(m, &kv, seq, n, states) == 0 &&
+        text_token_probs(a, states + (size_t)S * m->hp.n_text_state) == 0) {
         for (int h = 0; h < H; h++)
             for (int r = 0; r < n; r++)
                 memcpy(w + ((size_t)h * n + r) * F, kv.capture + ((size_t)h * tc + r) * ac,
@@ -284,7 +316,7 @@ static float *attention_matrix(const align_in *a, const hark_cross *cross,
     free(kv.capture);
     kv.capture = NULL;
     hark_kv_free(&kv);
-    free(seq), free(w), free(mat);
+    free(seq), free(w), free(mat), free(states);
     return out;
 }
 
@@ -441,14 +473,14 @@ int hark_align_words(const hark_model *m, const hark_cross *cross, const hark_de
     float *probs = malloc(sizeof(float) * (size_t)(total + 1));
     word_span *ws = malloc(sizeof(word_span) * (size_t)(total + 1));
     int n = 0, rc = HARK_ERR_NOMEM, cols = 0;
-    for (int i = 0; text && probs && i < n_segs; i++)
+    for (int i = 0; text && i < n_segs; i++)
         for (int j = 0; j < segs[i].n_tokens; j++)
-            if (segs[i].tokens[j] < m->vocab.sp.eot) {
-                probs[n] = segs[i].probs[j];
+            if (segs[i].tokens[j] < m->vocab.sp.eot)
                 text[n++] = segs[i].tokens[j];
-            }
     align_in a = {m, text, probs, n, n_frames, t0};
-    float *mat = n > 0 && m->n_alignment_heads > 0 && ws ? attention_matrix(&a, cross, o, &cols) : NULL;
+    float *mat = n > 0 && m->n_alignment_heads > 0 && ws && probs
+                     ? attention_matrix(&a, cross, o, &cols)
+                     : NULL;
     if (mat) {
         double *times = row_times(mat, n + 1, cols);
         int n_words = split_words(&m->vocab, text, n, ws);

@@ -359,7 +359,10 @@ static void embed(const hark_model *m, const int *tokens, int n, int past, float
     }
 }
 
-int hark_decode(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *logits)
+/* n tokens through the decoder; the logits of the last row, or (states) every
+ * row's final layer-normed state. */
+static int decode_rows(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *logits,
+                       float *states)
 {
     int d = m->hp.n_text_state;
     if (n <= 0 || kv->n_past + n > m->hp.n_text_ctx)
@@ -375,12 +378,24 @@ int hark_decode(const hark_model *m, hark_kv *kv, const int *tokens, int n, floa
         mlp(&m->dec[l], &b, n, d);
     }
     kv->n_past += n;
+    if (states)
+        hark_layer_norm(states, b.x, n, d, m->dec_ln_w, m->dec_ln_b);
     if (logits) {
         float *last = b.x + (size_t)(n - 1) * d;
         hark_layer_norm(b.h, last, 1, d, m->dec_ln_w, m->dec_ln_b);
         hark_linear(logits, b.h, 1, &m->tok_emb, NULL);
     }
     return 0;
+}
+
+int hark_decode(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *logits)
+{
+    return decode_rows(m, kv, tokens, n, logits, NULL);
+}
+
+int hark_decode_states(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *states)
+{
+    return decode_rows(m, kv, tokens, n, NULL, states);
 }
 
 /* ---------------------------------------------------------- batched step */

@@ -293,6 +293,9 @@ void hark_kv_copy(const hark_model *m, hark_kv *dst, const hark_kv *src);
 /* Runs n tokens at position kv->n_past; writes the logits of the last token
  * ([n_vocab]) and advances the cache. */
 int hark_decode(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *logits);
+/* hark_decode without logits: every row's final layer-normed state ([n][n_text_state]),
+ * which hark_linear with tok_emb turns into that row's logits. */
+int hark_decode_states(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *states);
 /* One token for each of n sequences sharing one cross K/V (beams, samples):
  * logits [n][n_vocab]. */
 int hark_decode_batch(const hark_model *m, hark_kv **kvs, const int *tokens, int n,
