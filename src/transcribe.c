@@ -219,7 +219,7 @@ static int split_segments(loop_state *st, hark_result *r, const hark_window *w, 
                           int size, float temperature)
 {
     int tb = st->m->vocab.sp.timestamp_begin, n = w->n, last = 0, rc = 0;
-    double t0 = seek * 0.01, step = 0.02;
+    double t0 = seek / 100.0, step = 0.02; /* openai: seek * 160 / 16000 */
     int single_end = single_timestamp_end(st, w);
     int cuts = 0;
     for (int i = 1; i < n && !rc; i++) {
@@ -233,7 +233,7 @@ static int split_segments(loop_state *st, hark_result *r, const hark_window *w, 
     if (rc)
         return -1;
     if (cuts == 0) {
-        double end = size * 0.01;
+        double end = size / 100.0;
         for (int i = n - 1; i >= 0; i--)
             if (w->tokens[i] >= tb) {
                 if (w->tokens[i] != tb)
@@ -278,7 +278,7 @@ static int segments_of(loop_state *st, hark_result *r, hark_window *w, int seek,
                        float temperature)
 {
     return st->p->timestamps ? split_segments(st, r, w, seek, size, temperature)
-           : add_segment(st, r, w, 0, w->n, seek * 0.01, (seek + size) * 0.01, seek,
+           : add_segment(st, r, w, 0, w->n, seek / 100.0, seek / 100.0 + size / 100.0, seek,
                          temperature) ? -1 : size;
 }
 
