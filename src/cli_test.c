@@ -656,6 +656,10 @@ static cJSON *options_json(const test_options *o)
     cJSON_AddNumberToObject(j, "no_speech_threshold", p->no_speech_threshold);
     cJSON_AddBoolToObject(j, "condition_on_previous_text", p->condition_on_previous_text);
     cJSON_AddBoolToObject(j, "timestamps", p->timestamps);
+    /* timed words move the windows (openai's seek after the last word), so the text */
+    cJSON_AddBoolToObject(j, "word_timestamps", p->word_timestamps);
+    add_limit(j, "hallucination_silence_threshold",
+              p->hallucination_silence_threshold > 0 ? p->hallucination_silence_threshold : -1);
     add_string(j, "initial_prompt", p->initial_prompt);
     cJSON_AddNumberToObject(j, "seed", (double)p->seed);
     return j;

@@ -80,6 +80,7 @@ tr '\t' ' ' <"$TMP/rep/r.json" >"$TMP/r.txt" # cJSON indents with tabs
 for field in '"path": "a.wav"' '"path": "b.wav"' '"reference": ' '"hypothesis": ' '"wer": 0,' \
     '"cer": 0,' "\"ref_words\": $N," '"errors": 1,' '"deletions": 1,' '"pass": false' \
     '"pass": true' '"total": {' '"options": {' '"max_wer": 0,' '"beam_size": 1,' \
+    '"word_timestamps": false,' '"hallucination_silence_threshold": null,' \
     "\"reasons\": [\"WER $WER_B% > 0.0%\"]"; do
     grep -qF -- "$field" "$TMP/r.txt" && ok || bad "report lacks $field"
 done
