@@ -53,6 +53,8 @@ typedef struct hark_params {
     float no_speech_threshold;         /* silence when P(nospeech) above it (default 0.6) */
     int condition_on_previous_text;    /* prompt each window with the previous text (1)   */
     const char *initial_prompt;        /* text to prompt the first window with            */
+    int carry_initial_prompt;          /* openai's: the initial prompt before every window's
+                                        * previous text, not only the first's (0)          */
     unsigned long long seed;           /* sampling generator seed (default 0)             */
     /* openai's clip_timestamps: start,end,start,end... seconds to transcribe (an odd
      * count: the last clip runs to the end); none: the whole file */

@@ -607,13 +607,14 @@ def decode_greedy(model, xa, sp, suppress, blank, sample_len, timestamps, prompt
 
 
 def transcribe_greedy(model, audio, sp, suppress, blank, text_of, initial_prompt=(),
-                      prompt_keep=None):
+                      prompt_keep=None, carry=False):
     """openai/whisper's transcribe() loop at temperature 0 with timestamps and
     the previous text as prompt (no fallback, no silence skipping), starting
     from the tokens of an initial prompt if given; segments
     whose text is blank are dropped (as hark does).  prompt_keep: pass only the last
     prompt_keep tokens of the previous text (0: none; None: as hark, the decoder's limit).
-    Returns [(start, end, tokens)]."""
+    carry: openai's carry_initial_prompt (the initial prompt, then the text after it cut
+    to what fits beside it).  Returns [(start, end, tokens)]."""
     mel = log_mel_spectrogram(audio, model.dims.n_mels, padding=480000)
     window = 2 * model.dims.n_audio_ctx
     content, seek, all_tokens, segments = mel.shape[-1] - 3000, 0, list(initial_prompt), []
@@ -624,6 +625,10 @@ def transcribe_greedy(model, audio, sp, suppress, blank, text_of, initial_prompt
             xa = model.encoder(mel[None, :, seek:seek + window])
         prompt = all_tokens if prompt_keep is None else \
             (all_tokens[-prompt_keep:] if prompt_keep else [])
+        if carry:
+            n0 = len(initial_prompt)
+            remaining = model.dims.n_text_ctx // 2 - 1 - n0
+            prompt = list(initial_prompt) + all_tokens[n0:][-remaining:]
         toks = decode_greedy(model, xa, sp, suppress, blank, model.dims.n_text_ctx // 2, True,
                              prompt)
         t0, current = seek * 0.01, []

@@ -184,11 +184,13 @@ def main():
     prompt = [t for piece in ascii_pieces(" " + prompt_text)
               for t in hm.bpe_encode_piece(ids, piece.encode())]
     segs_p = hm.transcribe_greedy(model, audio, sp, suppress, blank, text_of, prompt)
+    segs_c = hm.transcribe_greedy(model, audio, sp, suppress, blank, text_of, prompt, carry=True)
     as_json = lambda ss: [{"start": round(a, 2), "end": round(b, 2), "tokens": t} for a, b, t in ss]
     with open(os.path.join(OUT, "ref_longform.json"), "w") as f:
         json.dump({"segments": as_json(segs),
                    "initial_prompt": prompt_text, "prompt_tokens": prompt,
-                   "segments_with_prompt": as_json(segs_p)}, f, indent=1)
+                   "segments_with_prompt": as_json(segs_p),
+                   "segments_carrying_prompt": as_json(segs_c)}, f, indent=1)
     print("long-form segments:", len(segs))
     beams = []
     for seek in range(0, content, window):

@@ -51,6 +51,7 @@ static const char USAGE[] =
     "      --no-speech-threshold X  silence above this P(nospeech) (default 0.6)\n"
     "      --no-condition-on-previous-text  do not prompt with the previous window's text\n"
     "      --initial-prompt TEXT prompt for the first window\n"
+    "      --carry-initial-prompt  the initial prompt before every window's previous text\n"
     "      --clip-timestamps LIST  only start,end,... seconds (an odd count: the last to\n"
     "                            the end of the file), e.g. 60 or 10,20,45,50\n"
     "      --seed N              seed of the sampling generator (default 0)\n"
@@ -273,6 +274,8 @@ static int parse_flag(cli_options *o, const char *a)
         p->highlight_words = p->word_timestamps = 1; /* needs the word timing */
     else if (!strcmp(a, "--no-condition-on-previous-text"))
         p->condition_on_previous_text = 0;
+    else if (!strcmp(a, "--carry-initial-prompt"))
+        p->carry_initial_prompt = 1;
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
         o->quiet = 1;
     else

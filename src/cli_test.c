@@ -661,6 +661,7 @@ static cJSON *options_json(const test_options *o)
     add_limit(j, "hallucination_silence_threshold",
               p->hallucination_silence_threshold > 0 ? p->hallucination_silence_threshold : -1);
     add_string(j, "initial_prompt", p->initial_prompt);
+    cJSON_AddBoolToObject(j, "carry_initial_prompt", p->carry_initial_prompt);
     cJSON_AddNumberToObject(j, "seed", (double)p->seed);
     return j;
 }

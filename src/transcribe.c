@@ -69,6 +69,8 @@ typedef struct loop_state {
     double last_speech;    /* end of the last timed word so far (openai's last_speech_timestamp) */
     int *history;          /* every text and timestamp token so far (the prompt source) */
     int n_history, cap_history, prompt_from;
+    int n_initial;         /* the initial prompt's tokens, at the start of history */
+    int *carried, n_carried; /* with carry_initial_prompt: the initial prompt + recent text */
     int lang_token, task_token;
 } loop_state;
 
@@ -139,6 +141,25 @@ static int add_segment(const loop_state *st, hark_result *r, const hark_window *
 
 /* ---------------------------------------------------------- one window */
 
+/* openai's carry_initial_prompt: the initial prompt, then the text since the last
+ * reset (or since the initial prompt) cut to what fits beside it, Python's
+ * rest[-keep:] with its quirks (keep 0: all of it; keep < 0: all but the first
+ * -keep); the decoder keeps the last n_text_ctx / 2 - 1 of the whole. */
+static int carry_prompt(loop_state *st)
+{
+    int from = st->n_initial > st->prompt_from ? st->n_initial : st->prompt_from;
+    int rest = st->n_history - from, keep = st->m->hp.n_text_ctx / 2 - 1 - st->n_initial;
+    int skip = keep > 0 ? (rest > keep ? rest - keep : 0) : (-keep < rest ? -keep : rest);
+    int *p = realloc(st->carried, sizeof(int) * (size_t)(st->n_history + 1));
+    if (!p)
+        return HARK_ERR_NOMEM;
+    st->carried = p;
+    memcpy(p, st->history, sizeof(int) * (size_t)st->n_initial);
+    memcpy(p + st->n_initial, st->history + from + skip, sizeof(int) * (size_t)(rest - skip));
+    st->n_carried = st->n_initial + rest - skip;
+    return 0;
+}
+
 static hark_decode_opts window_opts(const loop_state *st, float t, int seek, int t_index)
 {
     const hark_params *p = st->p;
@@ -147,6 +168,8 @@ static hark_decode_opts window_opts(const loop_state *st, float t, int seek, int
     o.sample_len = p->max_tokens > 0 ? p->max_tokens : st->m->hp.n_text_ctx / 2;
     o.prompt = st->history + st->prompt_from;
     o.n_prompt = st->n_history - st->prompt_from;
+    if (p->carry_initial_prompt)
+        o.prompt = st->carried, o.n_prompt = st->n_carried;
     o.lang_token = st->lang_token;
     o.task_token = st->task_token;
     o.temperature = t;
@@ -325,7 +348,8 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
     hark_cross_set(m, &st->cross, st->enc);
     hark_window w = {0};
     float temperature = 0;
-    if (decode_with_fallback(st, seek, &w, &temperature))
+    if ((st->p->carry_initial_prompt && carry_prompt(st)) ||
+        decode_with_fallback(st, seek, &w, &temperature))
         return -1;
     int first = r->n, silence = is_silence(st->p, &w), dropped = 0;
     int advance = silence ? size : segments_of(st, r, &w, seek, size, temperature);
@@ -394,6 +418,25 @@ static int join_text(hark_result *r)
 }
 
 
+/* openai's: " " + initial_prompt.strip(), tokenized; the token count, or -1. */
+static int initial_prompt_tokens(const hark_model *m, const char *prompt, int **ids)
+{
+    static const char SPACE[] = " \t\n\r\v\f\x1c\x1d\x1e\x1f"; /* Python's, in ASCII */
+    size_t from = strspn(prompt, SPACE), len = strlen(prompt);
+    while (len > from && strchr(SPACE, prompt[len - 1]))
+        len--;
+    char *text = malloc(len - from + 2);
+    int k = -1;
+    if (text) {
+        text[0] = ' ';
+        memcpy(text + 1, prompt + from, len - from);
+        text[len - from + 1] = 0;
+        k = hark_tokenize(&m->vocab, text, ids);
+    }
+    free(text);
+    return k;
+}
+
 static int prepare(loop_state *st, const float *samples, size_t n, hark_error *e)
 {
     const hark_model *m = st->m;
@@ -408,17 +451,12 @@ static int prepare(loop_state *st, const float *samples, size_t n, hark_error *e
     if (!st->window || !st->enc || hark_cross_init(&st->cross, m))
         return hark_fail(e, HARK_ERR_NOMEM, "out of memory for the model's buffers");
     if (st->p->initial_prompt && *st->p->initial_prompt) {
-        char *text = malloc(strlen(st->p->initial_prompt) + 2);
-        int *ids = NULL, k = -1;
-        if (text) {
-            sprintf(text, " %s", st->p->initial_prompt);
-            k = hark_tokenize(&m->vocab, text, &ids);
-        }
-        free(text);
+        int *ids = NULL, k = initial_prompt_tokens(m, st->p->initial_prompt, &ids);
         int rc = k < 0 || history_add(st, ids, k);
         free(ids);
         if (rc)
             return hark_fail(e, HARK_ERR_NOMEM, "out of memory");
+        st->n_initial = k;
     }
     return 0;
 }
@@ -464,6 +502,7 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
     hark_cross_free(&st.cross);
     hark_workspace_free(&st.ws);
     free(st.history);
+    free(st.carried);
     free(st.mel);
     free(st.window);
     free(st.enc);

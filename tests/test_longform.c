@@ -53,6 +53,20 @@ static void test_initial_prompt(hark_model *m, cJSON *ref)
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
     compare(c, cJSON_GetObjectItem(ref, "segments_with_prompt"), "with prompt");
     hark_context_free(c);
+    /* openai strips the prompt before " " + it */
+    char padded[300];
+    snprintf(padded, sizeof padded, " \t%s \n", text);
+    p.initial_prompt = padded;
+    c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
+    compare(c, cJSON_GetObjectItem(ref, "segments_with_prompt"), "with a padded prompt");
+    hark_context_free(c);
+    /* carry_initial_prompt: the prompt before every window's previous text */
+    p.initial_prompt = text, p.carry_initial_prompt = 1;
+    c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
+    compare(c, cJSON_GetObjectItem(ref, "segments_carrying_prompt"), "carrying the prompt");
+    hark_context_free(c);
 }
 
 /* No-speech skipping: a window whose P(nospeech) is above the threshold and
