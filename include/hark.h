@@ -34,6 +34,7 @@ typedef struct hark_context hark_context;
 
 #define HARK_MAX_TEMPERATURES 16
 #define HARK_MAX_CLIP_TIMESTAMPS 64
+#define HARK_MAX_SUPPRESS_TOKENS 256
 
 typedef struct hark_params {
     int n_threads;          /* threads for the numeric kernels; default 1                 */
@@ -55,6 +56,10 @@ typedef struct hark_params {
     const char *initial_prompt;        /* text to prompt the first window with            */
     int carry_initial_prompt;          /* openai's: the initial prompt before every window's
                                         * previous text, not only the first's (0)          */
+    /* openai's suppress_tokens: ids never sampled, and -1 among them for the model's own
+     * list (generation_config's, else openai's non-speech symbols); none (0): that list */
+    int suppress_tokens[HARK_MAX_SUPPRESS_TOKENS];
+    int n_suppress_tokens;
     unsigned long long seed;           /* sampling generator seed (default 0)             */
     /* openai's clip_timestamps: start,end,start,end... seconds to transcribe (an odd
      * count: the last clip runs to the end); none: the whole file */

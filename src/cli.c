@@ -54,6 +54,8 @@ static const char USAGE[] =
     "      --carry-initial-prompt  the initial prompt before every window's previous text\n"
     "      --clip-timestamps LIST  only start,end,... seconds (an odd count: the last to\n"
     "                            the end of the file), e.g. 60 or 10,20,45,50\n"
+    "      --suppress-tokens LIST  token ids never sampled; -1 among them: the model's\n"
+    "                            own list too (default: -1)\n"
     "      --seed N              seed of the sampling generator (default 0)\n"
     "\n"
     "files:\n"
@@ -191,6 +193,21 @@ static int parse_floats(const char *list, float *v, int max, int *n, float lo, f
     return *n ? 0 : -1;
 }
 
+/* A comma-separated list of integers in [lo, hi], at most max of them. */
+static int parse_ints(const char *list, int *v, int max, int *n, long lo, long hi)
+{
+    char buf[4096], *end;
+    snprintf(buf, sizeof buf, "%s", list);
+    *n = 0;
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        long x = strtol(t, &end, 10);
+        if (*end || end == t || x < lo || x > hi || *n == max)
+            return -1;
+        v[(*n)++] = (int)x;
+    }
+    return *n ? 0 : -1;
+}
+
 static int int_arg(const char *s, int lo, int hi, int *v)
 {
     char *end;
@@ -233,6 +250,9 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
         return float_arg(v, &p->length_penalty) || p->length_penalty < 0 ? -1 : 0;
     else if (!strcmp(name, "--temperature"))
         return parse_floats(v, p->temperatures, HARK_MAX_TEMPERATURES, &p->n_temperatures, 0, 10);
+    else if (!strcmp(name, "--suppress-tokens"))
+        return parse_ints(v, p->suppress_tokens, HARK_MAX_SUPPRESS_TOKENS, &p->n_suppress_tokens,
+                          -1, 10000000);
     else if (!strcmp(name, "--clip-timestamps"))
         return parse_floats(v, p->clip_timestamps, HARK_MAX_CLIP_TIMESTAMPS, &p->n_clip_timestamps,
                             0, 1e7f);

@@ -662,6 +662,11 @@ static cJSON *options_json(const test_options *o)
               p->hallucination_silence_threshold > 0 ? p->hallucination_silence_threshold : -1);
     add_string(j, "initial_prompt", p->initial_prompt);
     cJSON_AddBoolToObject(j, "carry_initial_prompt", p->carry_initial_prompt);
+    cJSON *sup = cJSON_AddArrayToObject(j, "suppress_tokens");
+    for (int i = 0; sup && i < p->n_suppress_tokens; i++)
+        cJSON_AddItemToArray(sup, cJSON_CreateNumber(p->suppress_tokens[i]));
+    if (sup && p->n_suppress_tokens == 0)
+        cJSON_AddItemToArray(sup, cJSON_CreateNumber(-1));
     cJSON_AddNumberToObject(j, "seed", (double)p->seed);
     return j;
 }

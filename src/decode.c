@@ -116,6 +116,15 @@ static void timestamp_rules(const hark_model *m, const hark_decode_opts *o, floa
         fill(logits, 0, tb, -INFINITY);
 }
 
+void hark_suppress_option(hark_decode_opts *o, const int *ids, int n)
+{
+    o->suppress = ids;
+    o->n_suppress = n;
+    o->no_model_suppress = n > 0;
+    for (int i = 0; i < n; i++)
+        o->no_model_suppress &= ids[i] != -1;
+}
+
 void hark_apply_filters(const hark_model *m, const hark_decode_opts *o, float *logits,
                         const int *toks, int n)
 {
@@ -125,8 +134,11 @@ void hark_apply_filters(const hark_model *m, const hark_decode_opts *o, float *l
             logits[m->vocab.blank_id] = -INFINITY;
         logits[s->eot] = -INFINITY;
     }
-    for (int i = 0; i < m->n_suppress; i++)
+    for (int i = 0; i < m->n_suppress && !o->no_model_suppress; i++)
         logits[m->suppress[i]] = -INFINITY;
+    for (int i = 0; i < o->n_suppress; i++)
+        if (o->suppress[i] >= 0)
+            logits[o->suppress[i]] = -INFINITY;
     fill(logits, s->sot, s->timestamp_begin < m->hp.n_vocab ? s->timestamp_begin : m->hp.n_vocab,
          -INFINITY);
     if (!o->timestamps)

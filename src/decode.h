@@ -19,6 +19,9 @@ typedef struct hark_decode_opts {
     int best_of;          /* independent samples at temperature > 0                */
     uint64_t seed;        /* sampling generator state for this window and temperature */
     int max_initial_timestamp; /* index of the latest allowed first timestamp       */
+    const int *suppress;  /* more ids never sampled (negative ones ignored)         */
+    int n_suppress;
+    int no_model_suppress; /* leave out the model's own suppress_tokens             */
 } hark_decode_opts;
 
 typedef struct hark_window {
@@ -43,6 +46,9 @@ void hark_window_free(hark_window *w);
  * *sot_index receives the position of sot. */
 int hark_start_sequence(const hark_model *m, const hark_decode_opts *o, int *seq, int cap,
                         int *sot_index);
+/* openai's suppress_tokens option into o: the n ids (none: the model's own list
+ * alone; -1 among them: that list too). */
+void hark_suppress_option(hark_decode_opts *o, const int *ids, int n);
 /* The logit filters for the next token after toks[0..n) (exposed for tests). */
 void hark_apply_filters(const hark_model *m, const hark_decode_opts *o, float *logits,
                         const int *toks, int n);

@@ -180,6 +180,7 @@ static hark_decode_opts window_opts(const loop_state *st, float t, int seek, int
     /* a seed per window and temperature: results never depend on threads */
     o.seed = p->seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)seek << 20 ^ (uint64_t)t_index;
     o.max_initial_timestamp = 50;
+    hark_suppress_option(&o, p->suppress_tokens, p->n_suppress_tokens);
     return o;
 }
 
@@ -476,13 +477,20 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
         return hark_fail(e, HARK_ERR_ARG, "no audio samples");
     if (!m->vocab.multilingual && p->translate)
         return hark_fail(e, HARK_ERR_MODEL, "%s: an English-only model cannot translate", m->path);
+    for (int i = 0; i < p->n_suppress_tokens && p->n_suppress_tokens <= HARK_MAX_SUPPRESS_TOKENS;
+         i++)
+        if (p->suppress_tokens[i] < -1 || p->suppress_tokens[i] >= m->hp.n_vocab)
+            return hark_fail(e, HARK_ERR_ARG, "bad parameters: suppress token %d is not -1 or in "
+                             "the vocabulary (0 to %d)", p->suppress_tokens[i], m->hp.n_vocab - 1);
     if (p->beam_size > 64 || p->best_of > 64 || p->n_temperatures < 0 ||
+        p->n_suppress_tokens < 0 || p->n_suppress_tokens > HARK_MAX_SUPPRESS_TOKENS ||
         p->n_temperatures > HARK_MAX_TEMPERATURES || p->max_tokens < 0 ||
         p->n_clip_timestamps < 0 || p->n_clip_timestamps > HARK_MAX_CLIP_TIMESTAMPS)
         return hark_fail(e, HARK_ERR_ARG,
                          "bad parameters: beam_size and best_of at most 64, n_temperatures 0 to %d, "
-                         "n_clip_timestamps 0 to %d, max_tokens not negative",
-                         HARK_MAX_TEMPERATURES, HARK_MAX_CLIP_TIMESTAMPS);
+                         "n_clip_timestamps 0 to %d, n_suppress_tokens 0 to %d, max_tokens not "
+                         "negative", HARK_MAX_TEMPERATURES, HARK_MAX_CLIP_TIMESTAMPS,
+                         HARK_MAX_SUPPRESS_TOKENS);
     /* hark's pool splits the work; OpenBLAS inside it runs single-threaded,
      * so -t N means N busy cores and results do not depend on N */
     openblas_set_num_threads(1);

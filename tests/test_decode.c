@@ -33,6 +33,19 @@ static int finite_count(const float *x, int from, int to)
     return n;
 }
 
+/* Every token of a long-form transcription of the test clip, in order. */
+static int transcribe_tokens(const hark_model *m, const hark_params *p, int *out, int cap)
+{
+    hark_context *c = hark_context_new(m, p);
+    int n = 0;
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
+    for (int s = 0; s < hark_n_segments(c); s++)
+        for (int j = 0; j < hark_segment_n_tokens(c, s) && n < cap; j++)
+            out[n++] = hark_segment_token(c, s, j).id;
+    hark_context_free(c);
+    return n;
+}
+
 static void test_timestamp_rules(const hark_model *m)
 {
     const hark_specials *s = &m->vocab.sp;
@@ -83,6 +96,51 @@ static void test_timestamp_rules(const hark_model *m)
     hark_apply_filters(m, &nt, l, t1 + 1, 1);
     CHECK(l[s->eot] == 0 && l[65] == 0, "eot allowed after the first step");
     free(l);
+}
+
+/* openai's suppress_tokens option: the ids listed, and the model's own list only
+ * when -1 is among them (or nothing is listed). */
+static void test_suppress_option(const hark_model *m)
+{
+    int V = m->hp.n_vocab, listed[] = {65, 70}, with_default[] = {65, -1};
+    float *l = malloc(sizeof(float) * V);
+    hark_decode_opts o = opts(0);
+    int *t = (int[]){65};
+    hark_suppress_option(&o, listed, 2);
+    memset(l, 0, sizeof(float) * V);
+    hark_apply_filters(m, &o, l, t, 1);
+    CHECK(l[65] == -INFINITY && l[70] == -INFINITY, "listed ids suppressed");
+    CHECK(m->n_suppress > 0 && l[m->suppress[0]] == 0, "the model's list left out without -1");
+    hark_suppress_option(&o, with_default, 2);
+    memset(l, 0, sizeof(float) * V);
+    hark_apply_filters(m, &o, l, t, 1);
+    CHECK(l[65] == -INFINITY && l[70] == 0 && l[m->suppress[0]] == -INFINITY, "-1: the model's too");
+    hark_suppress_option(&o, NULL, 0);
+    memset(l, 0, sizeof(float) * V);
+    hark_apply_filters(m, &o, l, t, 1);
+    CHECK(l[65] == 0 && l[m->suppress[0]] == -INFINITY, "none listed: the model's alone");
+    free(l);
+    /* end to end: greedy long-form never samples a suppressed token and agrees with
+     * the unsuppressed run up to the first place that chose it */
+    hark_params p = hark_default_params();
+    p.beam_size = 1, p.n_temperatures = 1, p.no_speech_threshold = 0;
+    int plain[512], n_plain = transcribe_tokens(m, &p, plain, 512), x = -1, first = -1;
+    for (int i = 0; i < n_plain && x < 0; i++)
+        if (plain[i] < m->vocab.sp.eot)
+            x = plain[i], first = i;
+    p.suppress_tokens[0] = x, p.suppress_tokens[1] = -1, p.n_suppress_tokens = 2;
+    int got[512], n_got = transcribe_tokens(m, &p, got, 512), same = 1, seen = 0;
+    for (int i = 0; i < n_got; i++)
+        seen |= got[i] == x;
+    for (int i = 0; i < first && i < n_got; i++)
+        same &= got[i] == plain[i];
+    CHECK(x >= 0 && !seen && same && n_got > first && got[first] != x,
+          "token %d suppressed from position %d", x, first);
+    p.suppress_tokens[0] = V;
+    hark_context *c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == HARK_ERR_ARG &&
+          strstr(hark_last_error(c), "suppress token") != NULL, "%s", hark_last_error(c));
+    hark_context_free(c);
 }
 
 /* What a beam's result is ranked by (decode.c's rank_score with openai's
@@ -400,6 +458,7 @@ int main(void)
     CHECK(m != NULL, "%s", err);
     if (m) {
         test_timestamp_rules(m);
+        test_suppress_option(m);
         test_beam_vs_greedy(m);
         test_batch(m);
         test_prompt_call(m);

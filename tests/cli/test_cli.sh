@@ -66,6 +66,15 @@ grep -q '"words":\[{"word":' "$TMP/hl" && ok || bad "--highlight-words implies w
 expect_eq "hallucination threshold exit" $? 0
 grep -q '"segments":\[\]' "$TMP/hal.json" && ok || bad "hallucinations kept: $(head -c 300 "$TMP/hal.json")"
 grep -q '"segments":\[{' "$TMP/t1.json" && ok || bad "--word-timestamps alone drops the segments"
+for v in 1,x -2 ""; do
+    "$HARK" -q -m $M/model-f16.bin --suppress-tokens "$v" $CLIP >/dev/null 2>"$TMP/err"
+    expect_eq "suppress tokens '$v': exit" $? 2
+    expect_eq "suppress tokens '$v': message" "$(head -n 1 "$TMP/err")" \
+        "hark: bad value for --suppress-tokens: $v (see hark --help)"
+done
+"$HARK" -q -m $M/model-f16.bin --suppress-tokens 5,99999 $CLIP >/dev/null 2>"$TMP/err"
+expect_eq "suppress token outside the vocabulary: exit" $? 1
+grep -qF "suppress token 99999 is not -1 or in the vocabulary" "$TMP/err" && ok || bad "$(cat "$TMP/err")"
 for v in 0 -1 x; do
     "$HARK" -q -m $M/model-f16.bin --hallucination-silence-threshold $v $CLIP >/dev/null 2>"$TMP/err"
     expect_eq "threshold $v: exit" $? 2
