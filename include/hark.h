@@ -32,6 +32,10 @@ enum hark_status {
 typedef struct hark_model hark_model;
 typedef struct hark_context hark_context;
 
+/* openai's default prepend_punctuations and append_punctuations (UTF-8) */
+#define HARK_PREPEND_PUNCTUATIONS "\"'\xe2\x80\x9c\xc2\xbf([{-"
+#define HARK_APPEND_PUNCTUATIONS                                                              \
+    "\"'.\xe3\x80\x82,\xef\xbc\x8c!\xef\xbc\x81?\xef\xbc\x9f:\xef\xbc\x9a\xe2\x80\x9d)]}\xe3\x80\x81"
 #define HARK_MAX_TEMPERATURES 16
 #define HARK_MAX_CLIP_TIMESTAMPS 64
 #define HARK_MAX_SUPPRESS_TOKENS 256
@@ -70,6 +74,11 @@ typedef struct hark_params {
      * improbable, very short or very long words with at least this many seconds of
      * silence around them are dropped and skipped (0: off) */
     float hallucination_silence_threshold;
+    /* with word_timestamps, openai's prepend_punctuations / append_punctuations: a word
+     * that is one of the first (a substring test, as Python's `in`) joins the next word,
+     * one of the second the previous; NULL: openai's defaults, below */
+    const char *prepend_punctuations;
+    const char *append_punctuations;
     int highlight_words;               /* srt/vtt: a cue per word, the word underlined     */
     /* srt/vtt cues laid out from the words, as openai's options (0: not set) */
     int max_line_width;                /* characters a line                               */

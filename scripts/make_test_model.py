@@ -279,8 +279,11 @@ def split_words_openai(ids, token_bytes, eot):
     return words, wtoks
 
 
-def merge_punctuations(words, prepended="\"'\u201c\u00bf([{-",
-                       appended="\"'.\u3002,\uff0c!\uff01?\uff1f:\uff1a\u201d)]}\u3001"):
+PREPEND = "\"'\u201c\u00bf([{-"   # openai's default prepend_punctuations
+APPEND = "\"'.\u3002,\uff0c!\uff01?\uff1f:\uff1a\u201d)]}\u3001"   # and append_punctuations
+
+
+def merge_punctuations(words, prepended=PREPEND, appended=APPEND):
     """openai's merge_punctuations on [word, tokens, start, end] lists."""
     i, j = len(words) - 2, len(words) - 1
     while i >= 0:
@@ -348,11 +351,19 @@ def word_reference(model, sp, tokens, audio):
                 elif timed[i - 1][0] in ".\u3002!\uff01?\uff1f":
                     timed[i][2] = timed[i][3] - max_duration
                     clipped += 1
-    merge_punctuations(timed)
-    timed = [[wd, tk, round(a, 2), round(b, 2), p] for wd, tk, a, b, p in timed]
+
+    def merged(prepended, appended):
+        words = [list(w) for w in timed]
+        merge_punctuations(words, prepended, appended)
+        return [{"word": wd, "start": round(a, 2), "end": round(b, 2), "probability": p}
+                for wd, tk, a, b, p in words if wd]
+
+    # openai's lists, and --prepend_punctuations "(Then" --append_punctuations ".?": a
+    # substring test, so the word " Then" joins the next one
     return {"tokens": text, "frames": window, "sentence_end_clips": clipped,
-            "words": [{"word": wd, "start": a, "end": b, "probability": p}
-                      for wd, tk, a, b, p in timed if wd]}
+            "words": merged(PREPEND, APPEND),
+            "custom_marks": {"prepend": "(Then", "append": ".?",
+                             "words": merged("(Then", ".?")}}
 
 
 def make_multilingual(tokens, merges, audio):

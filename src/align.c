@@ -126,8 +126,7 @@ static int dtw(const float *x, int n, int m, int *ti, int *fi)
 typedef struct word_span {
     int first, count;     /* text tokens [first, first + count) */
     double start, end;    /* window-relative, from the word's own tokens */
-    double probability;
-    int empty;            /* merged into a neighbour */
+    double probability;   /* count 0: merged into a neighbour */
 } word_span;
 
 /* Python's `text.strip() in string.punctuation`: a substring test, so an
@@ -160,14 +159,14 @@ static int split_words(const hark_vocab *v, const int *t, int n, word_span *w)
         if (len > 0 && ((unsigned char)b[0] & 0xc0) == 0x80)
             starts = k == 0;
         if (starts)
-            w[k++] = (word_span){i, 1, 0, 0, 0, 0};
+            w[k++] = (word_span){i, 1, 0, 0, 0};
         else
             w[k - 1].count++;
     }
     return k;
 }
 
-/* The text of word w, NUL-terminated (empty if longer than the buffer). */
+/* The text of word w, NUL-terminated; NULL if longer than the buffer. */
 static const char *word_text(const hark_vocab *v, const int *t, const word_span *w, char *buf,
                              int cap)
 {
@@ -176,7 +175,7 @@ static const char *word_text(const hark_vocab *v, const int *t, const word_span 
         int l;
         const char *b = hark_token_bytes(v, t[w->first + k], &l);
         if (len + l >= cap)
-            return "";
+            return NULL;
         memcpy(buf + len, b, (size_t)l);
         len += l;
     }
@@ -184,49 +183,66 @@ static const char *word_text(const hark_vocab *v, const int *t, const word_span 
     return buf;
 }
 
-/* Python's `word.strip() in marks` (strip: spaces only here) or `word in marks`. */
+static int ends_with_space(const hark_vocab *v, const int *t, const word_span *w)
+{
+    int len = 0;
+    const char *b = w->count > 0 ? hark_token_bytes(v, t[w->first + w->count - 1], &len) : NULL;
+    return len > 0 && b[len - 1] == ' ';
+}
+
+/* The characters Python's str.strip() removes that a byte can hold (not the
+ * Unicode spaces, which no mark list here holds). */
+static int is_py_space(char c)
+{
+    return c && (strchr(" \t\n\v\f\r", c) || (c >= 0x1c && c <= 0x1f));
+}
+
+/* Python's `word.strip() in marks` (strip set) or `word in marks`: a
+ * substring test, so a word found inside the list counts, and so does an
+ * empty one. */
 static int is_mark(const char *word, const char *marks, int strip)
 {
-    char buf[64];
-    size_t a = 0, b = strlen(word);
-    while (strip && a < b && word[a] == ' ')
-        a++;
-    while (strip && b > a && word[b - 1] == ' ')
-        b--;
-    if (b - a >= sizeof buf)
+    if (!word)
         return 0;
-    memcpy(buf, word + a, b - a);
-    buf[b - a] = 0;
-    return strstr(marks, buf) != NULL;
+    size_t a = 0, b = strlen(word), n = strlen(marks);
+    while (strip && a < b && is_py_space(word[a]))
+        a++;
+    while (strip && b > a && is_py_space(word[b - 1]))
+        b--;
+    for (size_t i = 0; b - a <= n && i <= n - (b - a); i++)
+        if (!memcmp(marks + i, word + a, b - a))
+            return 1;
+    return 0;
 }
 
 /* openai's merge_punctuations: opening marks join the next word, closing
- * ones the previous; the word that stays keeps its own timing. */
-static void merge_punctuation(const hark_vocab *v, const int *t, word_span *w, int n)
+ * ones the previous; the word that stays keeps its own timing.  prepend and
+ * append: the caller's lists, NULL for openai's defaults. */
+static void merge_punctuation(const hark_vocab *v, const int *t, word_span *w, int n,
+                              const char *prepend, const char *append)
 {
-    static const char PREPEND[] = "\"'\xe2\x80\x9c\xc2\xbf([{-";
-    static const char APPEND[] = "\"'.\xe3\x80\x82,\xef\xbc\x8c!\xef\xbc\x81?\xef\xbc\x9f:"
-                                 "\xef\xbc\x9a\xe2\x80\x9d)]}\xe3\x80\x81";
+    prepend = prepend ? prepend : HARK_PREPEND_PUNCTUATIONS;
+    append = append ? append : HARK_APPEND_PUNCTUATIONS;
     char buf[256];
     for (int i = n - 2, j = n - 1; i >= 0; i--) {
         const char *word = word_text(v, t, &w[i], buf, sizeof buf);
-        if (word[0] == ' ' && is_mark(word, PREPEND, 1)) {
+        if (word && word[0] == ' ' && is_mark(word, prepend, 1)) {
             w[j].first = w[i].first;
             w[j].count += w[i].count;
-            w[i].empty = 1, w[i].count = 0;
+            w[i].count = 0;
         } else {
             j = i;
         }
     }
     for (int i = 0, j = 1; j < n; j++) {
-        const char *prev = word_text(v, t, &w[i], buf, sizeof buf);
-        size_t pl = strlen(prev);
-        int ends_space = pl > 0 && prev[pl - 1] == ' ';
-        char nbuf[256];
-        const char *next = word_text(v, t, &w[j], nbuf, sizeof nbuf);
-        if (!ends_space && !w[j].empty && is_mark(next, APPEND, 0)) {
+        const char *next = word_text(v, t, &w[j], buf, sizeof buf);
+        /* as Python's lists: an emptied word takes a mark's tokens too, at its
+         * own timing, and an emptied follower ("" is in every list) is skipped */
+        if (!ends_with_space(v, t, &w[i]) && is_mark(next, append, 0)) {
+            if (w[i].count == 0)
+                w[i].first = w[j].first;
             w[i].count += w[j].count;
-            w[j].empty = 1, w[j].count = 0;
+            w[j].count = 0;
         } else {
             i = j;
         }
@@ -376,9 +392,9 @@ static void clip_sentence_ends(const hark_vocab *v, const int *t, word_span *ws,
     for (int i = 1; i < n; i++) {
         if (ws[i].end - ws[i].start <= max_duration)
             continue;
-        if (strstr(MARKS, word_text(v, t, &ws[i], buf, sizeof buf)))
+        if (is_mark(word_text(v, t, &ws[i], buf, sizeof buf), MARKS, 0))
             ws[i].end = ws[i].start + max_duration;
-        else if (strstr(MARKS, word_text(v, t, &ws[i - 1], prev, sizeof prev)))
+        else if (is_mark(word_text(v, t, &ws[i - 1], prev, sizeof prev), MARKS, 0))
             ws[i].start = ws[i].end - max_duration;
     }
 }
@@ -412,7 +428,7 @@ static int attach_words(const align_in *a, const word_span *ws, int n_words, har
         for (int used = 0; word < n_words && used < n_text; word++) {
             const word_span *w = &ws[word];
             used += w->count;
-            if (w->empty)
+            if (w->count == 0)
                 continue;
             hark_word *out = &s->words[s->n_words++];
             out->text = hark_detokenize(&a->m->vocab, a->text + w->first, w->count);
@@ -489,7 +505,8 @@ int hark_align_words(const hark_model *m, const hark_cross *cross, const hark_de
             time_words(&a, times, ws, n_words);
             median = median_duration(ws, n_words);
             clip_sentence_ends(&m->vocab, text, ws, n_words, median);
-            merge_punctuation(&m->vocab, text, ws, n_words);
+            merge_punctuation(&m->vocab, text, ws, n_words, o->prepend_punctuations,
+                              o->append_punctuations);
         }
         rc = times ? attach_words(&a, ws, n_words, segs, n_segs) : HARK_ERR_NOMEM;
         for (int i = 0; rc == 0 && i < n_segs; i++)

@@ -38,6 +38,10 @@ static const char USAGE[] =
     "                            --max-line-width)\n"
     "      --highlight-words     srt/vtt: a cue per word, the word underlined (implies\n"
     "                            --word-timestamps)\n"
+    "      --prepend-punctuations S  with word timing: marks that join the next word\n"
+    "                            (default: openai's \"'\xe2\x80\x9c\xc2\xbf([{-)\n"
+    "      --append-punctuations S   marks that join the previous word (default:\n"
+    "                            openai's \"'.\xe3\x80\x82,\xef\xbc\x8c!\xef\xbc\x81?\xef\xbc\x9f:\xef\xbc\x9a\xe2\x80\x9d)]}\xe3\x80\x81)\n"
     "      --hallucination-silence-threshold X  skip the silence before, and drop,\n"
     "                            segments of unlikely words with X s of silence around\n"
     "                            them (implies --word-timestamps)\n"
@@ -268,6 +272,10 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
                !(p->hallucination_silence_threshold > 0) ? -1 : 0;
     } else if (!strcmp(name, "--initial-prompt"))
         p->initial_prompt = v;
+    else if (!strcmp(name, "--prepend-punctuations"))
+        p->prepend_punctuations = v;
+    else if (!strcmp(name, "--append-punctuations"))
+        p->append_punctuations = v;
     else if (!strcmp(name, "--max-line-width") || !strcmp(name, "--max-line-count") ||
              !strcmp(name, "--max-words-per-line")) {
         p->word_timestamps = 1; /* the cues are laid out from the words */

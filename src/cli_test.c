@@ -660,6 +660,11 @@ static cJSON *options_json(const test_options *o)
     cJSON_AddBoolToObject(j, "word_timestamps", p->word_timestamps);
     add_limit(j, "hallucination_silence_threshold",
               p->hallucination_silence_threshold > 0 ? p->hallucination_silence_threshold : -1);
+    /* merged marks take their neighbour's timing: with timed words, the seek */
+    add_string(j, "prepend_punctuations",
+               p->prepend_punctuations ? p->prepend_punctuations : HARK_PREPEND_PUNCTUATIONS);
+    add_string(j, "append_punctuations",
+               p->append_punctuations ? p->append_punctuations : HARK_APPEND_PUNCTUATIONS);
     add_string(j, "initial_prompt", p->initial_prompt);
     cJSON_AddBoolToObject(j, "carry_initial_prompt", p->carry_initial_prompt);
     cJSON *sup = cJSON_AddArrayToObject(j, "suppress_tokens");

@@ -181,6 +181,8 @@ static hark_decode_opts window_opts(const loop_state *st, float t, int seek, int
     o.seed = p->seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)seek << 20 ^ (uint64_t)t_index;
     o.max_initial_timestamp = 50;
     hark_suppress_option(&o, p->suppress_tokens, p->n_suppress_tokens);
+    o.prepend_punctuations = p->prepend_punctuations;
+    o.append_punctuations = p->append_punctuations;
     return o;
 }
 

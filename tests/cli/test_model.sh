@@ -34,6 +34,19 @@ in_clips "$TMP/clips.tsv" 5,10,50,55 && ok || bad "a segment outside the two cli
 awk 'NR > 1 { a += $1 < 10500; b += $1 >= 50000 } END { exit !(a && b) }' "$TMP/clips.tsv" && ok ||
     bad "not both clips transcribed: $(cat "$TMP/clips.tsv")"
 
+# --append-punctuations / --prepend-punctuations (openai's, test_align checks them
+# against PyTorch): by default "full." is one word; with no append marks the "." stands
+# alone, and " My" (inside the list "My,", as Python's `in` finds it) joins the next
+# word; the words still spell the same text
+words() { grep -o '"word":"[^"]*"' "$1" | cut -d'"' -f4 | tr '\n' '|'; }
+"$HARK" -q -f json --word-timestamps samples/sample01-en-us.wav >"$TMP/w0.json"
+"$HARK" -q -f json --word-timestamps --append-punctuations "" --prepend-punctuations "My," \
+    samples/sample01-en-us.wav >"$TMP/w1.json"; expect_eq "punctuation options exit" $? 0
+grep -q '|\.|' <<<"|$(words "$TMP/w0.json")" && bad "a lone '.' with openai's marks: $(words "$TMP/w0.json")" || ok
+grep -q '| full|\.|' <<<"|$(words "$TMP/w1.json")" && ok || bad "no lone '.': $(words "$TMP/w1.json")"
+grep -q '^ My schedule|' <<<"$(words "$TMP/w1.json")" && ok || bad "' My' not prepended: $(words "$TMP/w1.json")"
+expect_eq "the same text in the words" "$(words "$TMP/w1.json" | tr -d '|')" "$(words "$TMP/w0.json" | tr -d '|')"
+
 # hark test on samples/ with default decoding passes against the default model's
 # committed report, and fails naming the file when one expected transcript is altered
 # (a word the model gets right replaced). Remake the report with a new default model:
