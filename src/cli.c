@@ -1,5 +1,6 @@
 /* The hark command: argument parsing and dispatch. */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,8 @@ static const char USAGE[] =
     "      --length-penalty A    rank by length penalty ((5+n)/6)^A (default: by length)\n"
     "      --best-of N           samples at temperature > 0 (default 5)\n"
     "      --temperature LIST    fallback temperatures (default 0,0.2,0.4,0.6,0.8,1.0)\n"
+    "      --temperature-increment-on-fallback X  the ladder from --temperature's one\n"
+    "                            value (default 0) to 1 in steps of X, as openai's\n"
     "      --compression-ratio-threshold X  retry above (default 2.4)\n"
     "      --logprob-threshold X retry when the average log-prob is below (default -1.0)\n"
     "      --no-speech-threshold X  silence above this P(nospeech) (default 0.6)\n"
@@ -229,6 +232,35 @@ static int float_arg(const char *s, float *v)
     return *s && !*end ? 0 : -1;
 }
 
+/* openai's --temperature T --temperature_increment_on_fallback X: the ladder
+ * np.arange(T, 1.0 + 1e-6, X), filled as numpy does (T + i * delta, delta the
+ * double difference of its first two values); T is 0 until --temperature
+ * gives one value, and a list of several with an increment is refused.
+ * Called after either option, so their order does not matter; returns -2
+ * after printing its error. */
+static int temperature_ladder(cli_options *o)
+{
+    hark_params *p = &o->params;
+    if (o->temperature_increment <= 0)
+        return 0;
+    if (o->temperatures_given > 1)
+        return usage_error("--temperature-increment-on-fallback starts from one --temperature, "
+                           "not a list"), -2;
+    double start = o->temperature_start, delta = (start + o->temperature_increment) - start;
+    double n = ceil((1.0 + 1e-6 - start) / o->temperature_increment);
+    if (n < 1 || n > HARK_MAX_TEMPERATURES) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "--temperature-increment-on-fallback: %g to 1 in steps of %g "
+                 "is not 1 to %d temperatures", start, o->temperature_increment,
+                 HARK_MAX_TEMPERATURES);
+        return usage_error(msg), -2;
+    }
+    p->n_temperatures = (int)n;
+    for (int i = 0; i < p->n_temperatures; i++)
+        p->temperatures[i] = (float)(start + i * delta);
+    return 0;
+}
+
 /* Options with a value: name, short name, and how to store it. */
 static int parse_valued(cli_options *o, const char *name, const char *v)
 {
@@ -252,8 +284,16 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
         return float_arg(v, &p->patience) || p->patience <= 0 ? -1 : 0;
     else if (!strcmp(name, "--length-penalty"))
         return float_arg(v, &p->length_penalty) || p->length_penalty < 0 ? -1 : 0;
-    else if (!strcmp(name, "--temperature"))
-        return parse_floats(v, p->temperatures, HARK_MAX_TEMPERATURES, &p->n_temperatures, 0, 10);
+    else if (!strcmp(name, "--temperature")) {
+        if (parse_floats(v, p->temperatures, HARK_MAX_TEMPERATURES, &p->n_temperatures, 0, 10))
+            return -1;
+        o->temperature_start = strtod(v, NULL); /* a double, as Python's */
+        o->temperatures_given = p->n_temperatures;
+        return temperature_ladder(o);
+    } else if (!strcmp(name, "--temperature-increment-on-fallback")) {
+        o->temperature_increment = strtod(v, &end);
+        return !*v || *end || !(o->temperature_increment > 0) ? -1 : temperature_ladder(o);
+    }
     else if (!strcmp(name, "--suppress-tokens"))
         return parse_ints(v, p->suppress_tokens, HARK_MAX_SUPPRESS_TOKENS, &p->n_suppress_tokens,
                           -1, 10000000);
@@ -321,6 +361,8 @@ int cli_parse_common(cli_options *o, int argc, char **argv, int *i)
     int rc = parse_valued(o, a, argv[*i + 1]);
     if (rc == 1)
         return 0;
+    if (rc == -2)
+        return -1; /* reported */
     if (rc < 0) {
         char msg[300];
         snprintf(msg, sizeof msg, "bad value for %s: %s", a, argv[*i + 1]);

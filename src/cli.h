@@ -15,6 +15,9 @@ typedef struct cli_options {
     int overwrite;          /* --overwrite: redo files whose outputs exist      */
     int shard_k, shard_n;   /* --shard K/N (1-based K); 0/0 = all               */
     int detect_language;    /* --detect-language: print languages, no transcript */
+    double temperature_start;    /* --temperature's one value (0 until given)     */
+    int temperatures_given;      /* how many values --temperature had            */
+    double temperature_increment; /* --temperature-increment-on-fallback; 0: none */
     hark_params params;     /* decoding options, threads per job                */
 } cli_options;
 

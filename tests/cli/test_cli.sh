@@ -105,6 +105,22 @@ awk 'NR > 1 && $1 < 1000 { bad = 1 } END { exit bad || NR < 2 }' "$TMP/clip1.tsv
 "$HARK" -m $M/hf-f32 --clip-timestamps 1,x $CLIP >/dev/null 2>"$TMP/err"; expect_eq "bad clip list exit" $? 2
 expect_eq "bad clip list message" "$(cat "$TMP/err")" "hark: bad value for --clip-timestamps: 1,x (see hark --help)"
 
+# --temperature-increment-on-fallback: a ladder from one start, of 1 to 16 steps
+inc_error() { # MESSAGE ARGS...
+    local want=$1; shift
+    "$HARK" -m $M/hf-f32 "$@" $CLIP >/dev/null 2>"$TMP/err"; expect_eq "$* exit" $? 2
+    expect_eq "$* message" "$(cat "$TMP/err")" "hark: $want (see hark --help)"
+}
+inc_error "--temperature-increment-on-fallback starts from one --temperature, not a list" \
+    --temperature 0,0.5 --temperature-increment-on-fallback 0.2
+inc_error "--temperature-increment-on-fallback starts from one --temperature, not a list" \
+    --temperature-increment-on-fallback 0.2 --temperature 0,0.5
+inc_error "bad value for --temperature-increment-on-fallback: 0" --temperature-increment-on-fallback 0
+inc_error "--temperature-increment-on-fallback: 0 to 1 in steps of 0.05 is not 1 to 16 temperatures" \
+    --temperature-increment-on-fallback 0.05
+inc_error "--temperature-increment-on-fallback: 1.5 to 1 in steps of 0.2 is not 1 to 16 temperatures" \
+    --temperature 1.5 --temperature-increment-on-fallback 0.2
+
 # English-only models refuse to translate or detect a language
 expect_error "hark: $M/hf-f32: an English-only model cannot translate" -m $M/hf-f32 --task translate $CLIP
 

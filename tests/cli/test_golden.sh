@@ -91,6 +91,16 @@ grep -qF '<testsuite name="hark test ' "$TMP/rep/j.xml" && grep -qF 'tests="2" f
 if command -v xmllint >/dev/null; then xmllint --noout "$TMP/rep/j.xml" && ok || bad "junit is not well-formed XML"; fi
 if command -v jq >/dev/null; then jq -e '.files[1].wer > 0 and .total.pass == false' "$TMP/rep/r.json" >/dev/null && ok || bad "report is not the JSON expected"; fi
 
+# --temperature-increment-on-fallback (openai's): np.arange(T, 1 + 1e-6, X) in
+# either order, recorded as the ladder it spells out; T is 0 without --temperature
+ladder() { hark_test "$TMP/m.tsv" -m $M --beam-size 1 "$@" --report "$TMP/lad.json"
+           tr -d '\t\n' <"$TMP/lad.json" | grep -o '"temperature":\[[^]]*\]'; }
+L1=$(ladder --temperature 0.3,0.45,0.6,0.75,0.9)
+expect_eq "ladder from 0.3 by 0.15" "$(ladder --temperature 0.3 --temperature-increment-on-fallback 0.15)" "$L1"
+expect_eq "the options in either order" "$(ladder --temperature-increment-on-fallback 0.15 --temperature 0.3)" "$L1"
+expect_eq "ladder from 0 by 0.3" "$(ladder --temperature-increment-on-fallback 0.3)" "$(ladder --temperature 0,0.3,0.6,0.9)"
+[ "$L1" != "$(ladder --temperature 0.3)" ] && ok || bad "the increment changed nothing: $L1"
+
 hark_test "$TMP/m.tsv" "${DECODE[@]}" --report "$TMP/nodir/r.json" --junit "$TMP/j2.xml"
 expect_eq "unwritable report exit" $RC 1
 expect_eq "unwritable report message" "$(cat "$TMP/err")" "hark: test: $TMP/nodir/r.json: cannot write the report"
