@@ -19,6 +19,8 @@
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* OpenBLAS cores whose sgemm uses AVX2+FMA or AVX-512. */
@@ -55,17 +57,31 @@ static int blas_threads_chosen(void)
            getenv("OMP_NUM_THREADS");
 }
 
+/* Whether /proc/self/exe is the file this process was started as.  It is not
+ * under valgrind (the tool's binary) or when the dynamic loader was run with
+ * hark as its argument (the loader): running that again would start the
+ * tool or the loader without its own arguments. */
+static int self_is_program(void)
+{
+    const char *started_as = (const char *)getauxval(AT_EXECFN);
+    struct stat self, program;
+    return started_as && stat("/proc/self/exe", &self) == 0 && stat(started_as, &program) == 0 &&
+           self.st_dev == program.st_dev && self.st_ino == program.st_ino;
+}
+
 void cli_blas_reexec_if_slow(char **argv)
 {
-    int again = 0;
+    int again = 0, one_thread = 0;
     if (!getenv("OPENBLAS_CORETYPE")) {
         const char *core = better_core(openblas_get_corename());
         again |= core && setenv("OPENBLAS_CORETYPE", core, 1) == 0;
     }
     if (!blas_threads_chosen() && openblas_get_num_threads() > 1)
-        again |= setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0;
-    if (!again)
-        return;
-    execv("/proc/self/exe", argv);
-    /* no exec: go on with the kernels and threads there are */
+        again |= one_thread = setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0;
+    if (again && self_is_program())
+        execv("/proc/self/exe", argv);
+    /* no exec: go on with the kernels there are, and OpenBLAS held to one
+     * thread from here on */
+    if (one_thread)
+        openblas_set_num_threads(1);
 }

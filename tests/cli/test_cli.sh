@@ -121,6 +121,22 @@ inc_error "--temperature-increment-on-fallback: 0 to 1 in steps of 0.05 is not 1
 inc_error "--temperature-increment-on-fallback: 1.5 to 1 in steps of 0.2 is not 1 to 16 temperatures" \
     --temperature 1.5 --temperature-increment-on-fallback 0.2
 
+# Started by the dynamic loader (as valgrind and other tools start programs), hark
+# must not run /proc/self/exe again to choose OpenBLAS's kernels and threads: that
+# file is the loader (or the tool), not hark.  OpenBLAS's thread variables unset,
+# so that the re-run is wanted wherever there are two cores or more.
+LOADER=$(readelf -l "$HARK" 2>/dev/null | sed -n 's/.*interpreter: \(.*\)]$/\1/p')
+if [ -x "$LOADER" ]; then
+    "$HARK" -q -m $M/model-f16.bin $CLIP >"$TMP/direct.txt"
+    env -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS -u OMP_NUM_THREADS \
+        "$LOADER" "$HARK" -q -m $M/model-f16.bin $CLIP >"$TMP/loaded.txt" 2>"$TMP/err"
+    expect_eq "run by the loader: exit" $? 0
+    expect_eq "run by the loader: stderr" "$(head -c 300 "$TMP/err")" ""
+    cmp -s "$TMP/direct.txt" "$TMP/loaded.txt" && ok || bad "run by the loader: another transcript"
+else
+    skip "no dynamic loader named in $HARK"
+fi
+
 # English-only models refuse to translate or detect a language
 expect_error "hark: $M/hf-f32: an English-only model cannot translate" -m $M/hf-f32 --task translate $CLIP
 
