@@ -361,15 +361,19 @@ def model_state(model):
     return sd
 
 
+SAFETENSORS_DTYPES = {torch.float16: "F16", torch.float32: "F32", torch.bfloat16: "BF16"}
+
+
 def write_safetensors(path, tensors, dtype=torch.float16):
-    """tensors: {name: float tensor}; 1-D tensors and positions stay F32 only if dtype is F32."""
+    """tensors: {name: float tensor}, all written as dtype (None: each in its own dtype);
+    1-D tensors and positions stay F32 only if dtype is F32."""
     names = sorted(tensors)
     header, blobs, offset = {}, [], 0
     for name in names:
-        t = tensors[name].to(dtype).contiguous()
-        raw = t.numpy().tobytes() if dtype != torch.bfloat16 else \
+        t = (tensors[name] if dtype is None else tensors[name].to(dtype)).contiguous()
+        raw = t.numpy().tobytes() if t.dtype != torch.bfloat16 else \
             t.view(torch.int16).numpy().tobytes()
-        code = {torch.float16: "F16", torch.float32: "F32", torch.bfloat16: "BF16"}[dtype]
+        code = SAFETENSORS_DTYPES[t.dtype]
         header[name] = {"dtype": code, "shape": list(t.shape),
                         "data_offsets": [offset, offset + len(raw)]}
         blobs.append(raw)

@@ -86,6 +86,8 @@ hfdir; st '{}' 0 >$T/hf/model.safetensors
 expect_error "hark: $T/hf/model.safetensors: missing tensor encoder.conv1.weight" -m $T/hf $CLIP
 hfdir
 expect_error "hark: $T/hf: no model.safetensors" -m $T/hf $CLIP
+echo "not read" >$T/hf/pytorch_model.bin
+expect_error "hark: $T/hf: no model.safetensors, only pytorch_model.bin (a pickle, which hark does not read): convert it with scripts/pt-to-safetensors" -m $T/hf $CLIP
 
 # ---- ggml files
 { printf 'lmgx'; tail -c +5 $G; } >$T/magic.bin
