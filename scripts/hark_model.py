@@ -10,6 +10,7 @@ import json
 import math
 import os
 import struct
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -362,6 +363,17 @@ def model_state(model):
 
 
 SAFETENSORS_DTYPES = {torch.float16: "F16", torch.float32: "F32", torch.bfloat16: "BF16"}
+
+
+def load_weights_file(path, prog):
+    """torch.load of tensors and plain containers only (weights_only: a pickle is a
+    program, and this runs none of it); a file it cannot read ends the program with
+    one line naming it."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # zip, pickle and I/O errors alike
+        sys.exit("%s: %s: not a PyTorch weights file (%s)" % (prog, path, str(e).split("\n")[0]))
+
 
 
 def write_safetensors(path, tensors, dtype=torch.float16):
