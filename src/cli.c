@@ -261,11 +261,88 @@ static int temperature_ladder(cli_options *o)
     return 0;
 }
 
+/* Search and sampling options with a value: 0 stored, -1 bad value, 1 not one of them. */
+static int parse_search_option(cli_options *o, const char *name, const char *v)
+{
+    hark_params *p = &o->params;
+    char *end;
+    if (!strcmp(name, "--beam-size"))
+        return int_arg(v, 1, 64, &p->beam_size);
+    if (!strcmp(name, "--best-of"))
+        return int_arg(v, 1, 64, &p->best_of);
+    if (!strcmp(name, "--patience"))
+        return float_arg(v, &p->patience) || p->patience <= 0 ? -1 : 0;
+    if (!strcmp(name, "--length-penalty"))
+        return float_arg(v, &p->length_penalty) || p->length_penalty < 0 ? -1 : 0;
+    if (!strcmp(name, "--temperature")) {
+        if (parse_floats(v, p->temperatures, HARK_MAX_TEMPERATURES, &p->n_temperatures, 0, 10))
+            return -1;
+        o->temperature_start = strtod(v, NULL); /* a double, as Python's */
+        o->temperatures_given = p->n_temperatures;
+        return temperature_ladder(o);
+    }
+    if (!strcmp(name, "--temperature-increment-on-fallback")) {
+        o->temperature_increment = strtod(v, &end);
+        return !*v || *end || !(o->temperature_increment > 0) ? -1 : temperature_ladder(o);
+    }
+    if (!strcmp(name, "--suppress-tokens"))
+        return parse_ints(v, p->suppress_tokens, HARK_MAX_SUPPRESS_TOKENS, &p->n_suppress_tokens,
+                          -1, 10000000);
+    if (!strcmp(name, "--seed")) {
+        p->seed = strtoull(v, &end, 10);
+        return *v && !*end ? 0 : -1;
+    }
+    return 1;
+}
+
+/* Fallback thresholds, prompts and clips: as parse_search_option. */
+static int parse_window_option(hark_params *p, const char *name, const char *v)
+{
+    if (!strcmp(name, "--compression-ratio-threshold"))
+        return float_arg(v, &p->compression_ratio_threshold);
+    if (!strcmp(name, "--logprob-threshold"))
+        return float_arg(v, &p->logprob_threshold);
+    if (!strcmp(name, "--no-speech-threshold"))
+        return float_arg(v, &p->no_speech_threshold);
+    if (!strcmp(name, "--clip-timestamps"))
+        return parse_floats(v, p->clip_timestamps, HARK_MAX_CLIP_TIMESTAMPS, &p->n_clip_timestamps,
+                            0, 1e7f);
+    if (!strcmp(name, "--initial-prompt"))
+        p->initial_prompt = v;
+    else
+        return 1;
+    return 0;
+}
+
+/* Options read from the words' timing (each implies --word-timestamps): as
+ * parse_search_option. */
+static int parse_word_option(hark_params *p, const char *name, const char *v)
+{
+    int is_layout = !strcmp(name, "--max-line-width") || !strcmp(name, "--max-line-count") ||
+                    !strcmp(name, "--max-words-per-line");
+    if (is_layout || !strcmp(name, "--hallucination-silence-threshold"))
+        p->word_timestamps = 1;
+    if (is_layout)
+        return int_arg(v, 1, 100000, !strcmp(name, "--max-line-width")   ? &p->max_line_width
+                                     : !strcmp(name, "--max-line-count") ? &p->max_line_count
+                                                                          : &p->max_words_per_line);
+    if (!strcmp(name, "--hallucination-silence-threshold"))
+        return float_arg(v, &p->hallucination_silence_threshold) ||
+               !(p->hallucination_silence_threshold > 0) ? -1 : 0;
+    if (!strcmp(name, "--prepend-punctuations"))
+        p->prepend_punctuations = v;
+    else if (!strcmp(name, "--append-punctuations"))
+        p->append_punctuations = v;
+    else
+        return 1;
+    return 0;
+}
+
 /* Options with a value: name, short name, and how to store it. */
 static int parse_valued(cli_options *o, const char *name, const char *v)
 {
     hark_params *p = &o->params;
-    char *end;
+    int rc;
     if (!strcmp(name, "-m") || !strcmp(name, "--model"))
         o->model = v;
     else if (!strcmp(name, "-t") || !strcmp(name, "--threads"))
@@ -276,58 +353,11 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
         if (strcmp(v, "transcribe") && strcmp(v, "translate"))
             return -1;
         p->translate = !strcmp(v, "translate");
-    } else if (!strcmp(name, "--beam-size"))
-        return int_arg(v, 1, 64, &p->beam_size);
-    else if (!strcmp(name, "--best-of"))
-        return int_arg(v, 1, 64, &p->best_of);
-    else if (!strcmp(name, "--patience"))
-        return float_arg(v, &p->patience) || p->patience <= 0 ? -1 : 0;
-    else if (!strcmp(name, "--length-penalty"))
-        return float_arg(v, &p->length_penalty) || p->length_penalty < 0 ? -1 : 0;
-    else if (!strcmp(name, "--temperature")) {
-        if (parse_floats(v, p->temperatures, HARK_MAX_TEMPERATURES, &p->n_temperatures, 0, 10))
-            return -1;
-        o->temperature_start = strtod(v, NULL); /* a double, as Python's */
-        o->temperatures_given = p->n_temperatures;
-        return temperature_ladder(o);
-    } else if (!strcmp(name, "--temperature-increment-on-fallback")) {
-        o->temperature_increment = strtod(v, &end);
-        return !*v || *end || !(o->temperature_increment > 0) ? -1 : temperature_ladder(o);
-    }
-    else if (!strcmp(name, "--suppress-tokens"))
-        return parse_ints(v, p->suppress_tokens, HARK_MAX_SUPPRESS_TOKENS, &p->n_suppress_tokens,
-                          -1, 10000000);
-    else if (!strcmp(name, "--clip-timestamps"))
-        return parse_floats(v, p->clip_timestamps, HARK_MAX_CLIP_TIMESTAMPS, &p->n_clip_timestamps,
-                            0, 1e7f);
-    else if (!strcmp(name, "--compression-ratio-threshold"))
-        return float_arg(v, &p->compression_ratio_threshold);
-    else if (!strcmp(name, "--logprob-threshold"))
-        return float_arg(v, &p->logprob_threshold);
-    else if (!strcmp(name, "--no-speech-threshold"))
-        return float_arg(v, &p->no_speech_threshold);
-    else if (!strcmp(name, "--hallucination-silence-threshold")) {
-        p->word_timestamps = 1; /* the rule reads the words' timing */
-        return float_arg(v, &p->hallucination_silence_threshold) ||
-               !(p->hallucination_silence_threshold > 0) ? -1 : 0;
-    } else if (!strcmp(name, "--initial-prompt"))
-        p->initial_prompt = v;
-    else if (!strcmp(name, "--prepend-punctuations"))
-        p->prepend_punctuations = v;
-    else if (!strcmp(name, "--append-punctuations"))
-        p->append_punctuations = v;
-    else if (!strcmp(name, "--max-line-width") || !strcmp(name, "--max-line-count") ||
-             !strcmp(name, "--max-words-per-line")) {
-        p->word_timestamps = 1; /* the cues are laid out from the words */
-        return int_arg(v, 1, 100000, !strcmp(name, "--max-line-width")   ? &p->max_line_width
-                                     : !strcmp(name, "--max-line-count") ? &p->max_line_count
-                                                                          : &p->max_words_per_line);
-    }
-    else if (!strcmp(name, "--seed")) {
-        p->seed = strtoull(v, &end, 10);
-        return *v && !*end ? 0 : -1;
-    } else
-        return 1; /* not one of these */
+    } else if ((rc = parse_search_option(o, name, v)) != 1 ||
+               (rc = parse_window_option(p, name, v)) != 1)
+        return rc;
+    else
+        return parse_word_option(p, name, v);
     return 0;
 }
 
@@ -349,6 +379,32 @@ static int parse_flag(cli_options *o, const char *a)
     else
         return 0;
     return 1;
+}
+
+/* Whether usage lists option (exactly: "--format" is not "--format-x"). */
+static int usage_lists(const char *usage, const char *option)
+{
+    size_t n = strlen(option);
+    for (const char *at = strstr(usage, option); at; at = strstr(at + 1, option))
+        if (at[-1] == ' ' && (at[n] == ' ' || at[n] == '\n' || at[n] == ','))
+            return 1;
+    return 0;
+}
+
+const char *cli_spelling_hint(const char *option, const char *usage, char *buf, size_t n)
+{
+    /* openai-whisper's names whose dashed forms are not hark's */
+    static const char *const renamed[][2] = {{"--output-format", "--format"}};
+    if (strncmp(option, "--", 2) != 0 || !strchr(option, '_'))
+        return NULL;
+    snprintf(buf, n, "%s", option);
+    for (char *c = buf; *c; c++)
+        if (*c == '_')
+            *c = '-';
+    for (size_t i = 0; i < sizeof renamed / sizeof renamed[0]; i++)
+        if (strcmp(buf, renamed[i][0]) == 0)
+            return renamed[i][1];
+    return usage_lists(USAGE, buf) || (usage && usage_lists(usage, buf)) ? buf : NULL;
 }
 
 int cli_parse_common(cli_options *o, int argc, char **argv, int *i)
@@ -517,7 +573,10 @@ int main(int argc, char **argv)
         } else if ((r = cli_parse_common(&o, argc, argv, &i)) || (r = parse_file_option(&o, argc, argv, &i))) {
             rc = r < 0 ? 2 : 0;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "hark: unknown option %s (see hark --help)\n", a);
+            char hint[200];
+            const char *spelling = cli_spelling_hint(a, NULL, hint, sizeof hint);
+            fprintf(stderr, "hark: unknown option %s%s%s (see hark --help)\n", a,
+                    spelling ? ": hark spells it " : "", spelling ? spelling : "");
             rc = 2;
         } else {
             inputs[n++] = argv[i];

@@ -21,6 +21,10 @@ typedef struct cli_options {
     hark_params params;     /* decoding options, threads per job                */
 } cli_options;
 
+/* hark's spelling of an openai-whisper option ("--word_timestamps" ->
+ * "--word-timestamps", "--output_format" -> "--format") when hark's help or
+ * usage (may be NULL) lists it; NULL otherwise.  buf holds the answer. */
+const char *cli_spelling_hint(const char *option, const char *usage, char *buf, size_t n);
 /* Resolves -m or the default model path; prints the error and returns -1. */
 int cli_model_path(const cli_options *o, char *out, size_t n);
 /* Loads the model named by the options; prints the error and returns NULL. */

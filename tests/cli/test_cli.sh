@@ -137,6 +137,20 @@ else
     skip "no dynamic loader named in $HARK"
 fi
 
+# An unknown option: exit 2 and one line; openai-whisper's underscored names are
+# answered with hark's spelling, names hark lacks (or only begins) are not
+unknown() {
+    "$HARK" -m $M/hf-f32 "$1" $CLIP >/dev/null 2>"$TMP/err"; expect_eq "$1 exit" $? 2
+    expect_eq "$1 message" "$(cat "$TMP/err")" "hark: unknown option $1${2:+: hark spells it $2} (see hark --help)"
+}
+unknown --frobnicate
+unknown --word_timestamps --word-timestamps
+unknown --temperature_increment_on_fallback --temperature-increment-on-fallback
+unknown --output_dir --output-dir
+unknown --output_format --format
+unknown --max_line
+unknown --fp16
+
 # English-only models refuse to translate or detect a language
 expect_error "hark: $M/hf-f32: an English-only model cannot translate" -m $M/hf-f32 --task translate $CLIP
 
