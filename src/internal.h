@@ -31,6 +31,9 @@ int hark_map_file(const char *path, hark_map *m, hark_error *e);
 void hark_map_release(hark_map *m);
 /* Reads a whole file into a NUL-terminated buffer (caller frees). */
 int hark_read_file(const char *path, char **data, size_t *size, hark_error *e);
+/* Writes data to path under a temporary name, synced, then renamed into place:
+ * readers never see a partial file, and a failure leaves none behind. */
+int hark_write_file(const char *path, const void *data, size_t size, hark_error *e);
 /* malloc for buffers a window fills whole (free() releases it): its pages
  * are faulted in by one call, not one fault each on first use. */
 void *hark_alloc_populated(size_t bytes);

@@ -11,27 +11,21 @@ int hark_write_npy(const char *path, const float *data, int rows, int cols, hark
     char header[128];
     int n = snprintf(header, sizeof header,
                      "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }", rows, cols);
-    int total = 10 + n + 1;
-    int pad = (64 - total % 64) % 64;
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return hark_fail(e, HARK_ERR_IO, "%s: cannot create", tmp);
+    size_t head = 10 + (size_t)n + 1, pad = (64 - head % 64) % 64; /* data 64-byte aligned */
+    size_t bytes = (size_t)rows * (size_t)cols * sizeof(float), total = head + pad + bytes;
+    char *buf = malloc(total);
+    if (!buf)
+        return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
     unsigned short hlen = (unsigned short)(n + pad + 1);
-    fwrite("\x93NUMPY\x01\x00", 1, 8, f);
-    fputc(hlen & 0xff, f);
-    fputc(hlen >> 8, f);
-    fwrite(header, 1, (size_t)n, f);
-    for (int i = 0; i < pad; i++)
-        fputc(' ', f);
-    fputc('\n', f);
-    fwrite(data, sizeof(float), (size_t)rows * cols, f);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        remove(tmp);
-        return hark_fail(e, HARK_ERR_IO, "%s: write failed", path);
-    }
-    return 0;
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (char)(hlen & 0xff), buf[9] = (char)(hlen >> 8);
+    memcpy(buf + 10, header, (size_t)n);
+    memset(buf + 10 + n, ' ', pad);
+    buf[10 + n + pad] = '\n';
+    memcpy(buf + head + pad, data, bytes);
+    int rc = hark_write_file(path, buf, total, e);
+    free(buf);
+    return rc;
 }
 
 /* Accepts 1-D and 2-D little-endian float32 C-order arrays. */

@@ -410,27 +410,10 @@ int hark_write_output(const hark_context *ctx, const char *format, const char *p
         snprintf(err, errlen, "%s: unknown format %s", path, format);
         return HARK_ERR_ARG;
     }
-    size_t tlen = strlen(path) + 32;
-    char *tmp = malloc(tlen);
-    int rc = 0;
-    snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f || fwrite(text, 1, strlen(text), f) != strlen(text) || fflush(f) != 0 ||
-        fsync(fileno(f)) != 0) {
-        snprintf(err, errlen, "%s: cannot write", path);
-        rc = HARK_ERR_IO;
-    }
-    if (f && fclose(f) != 0 && !rc) {
-        snprintf(err, errlen, "%s: cannot write", path);
-        rc = HARK_ERR_IO;
-    }
-    if (!rc && rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: cannot rename into place", path);
-        rc = HARK_ERR_IO;
-    }
+    hark_error e = {{0}};
+    int rc = hark_write_file(path, text, strlen(text), &e);
     if (rc)
-        remove(tmp);
-    free(tmp);
+        snprintf(err, errlen, "%s", e.msg);
     free(text);
     return rc;
 }

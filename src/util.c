@@ -82,6 +82,28 @@ int hark_read_file(const char *path, char **data, size_t *size, hark_error *e)
     return rc;
 }
 
+int hark_write_file(const char *path, const void *data, size_t size, hark_error *e)
+{
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    int rc = 0;
+    /* fsync before the rename: after a crash the name holds the whole file or the old one */
+    if (!f || fwrite(data, 1, size, f) != size || fflush(f) != 0 || fsync(fileno(f)) != 0)
+        rc = hark_fail(e, HARK_ERR_IO, "%s: cannot write", path);
+    if (f && fclose(f) != 0 && !rc)
+        rc = hark_fail(e, HARK_ERR_IO, "%s: cannot write", path);
+    if (!rc && rename(tmp, path) != 0)
+        rc = hark_fail(e, HARK_ERR_IO, "%s: cannot rename into place", path);
+    if (rc)
+        remove(tmp);
+    free(tmp);
+    return rc;
+}
+
 int hark_map_file(const char *path, hark_map *m, hark_error *e)
 {
     struct stat st;
