@@ -84,6 +84,11 @@ typedef struct hark_params {
     int max_line_width;                /* characters a line                               */
     int max_line_count;                /* lines a cue (with max_line_width)               */
     int max_words_per_line;            /* words a cue (without max_line_width)            */
+    /* called once per segment as each window's segments become final, in order and on
+     * the transcribing thread (whisper.cpp's new_segment_callback; openai's verbose
+     * printing): the bounds in seconds and the text as hark_segment_text gives it */
+    void (*on_segment)(double start, double end, const char *text, void *user);
+    void *on_segment_user;
 } hark_params;
 
 typedef struct hark_token_info {

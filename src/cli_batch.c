@@ -55,6 +55,7 @@ typedef struct batch {
     int done, failed, skipped; /* failed includes inputs that never ran   */
     double audio, t0;          /* seconds of audio transcribed; start time */
     int report, bar, bar_shown; /* progress and summary; as a bar; drawn  */
+    int stream_txt;            /* one file to stdout as txt: line by line */
     pthread_mutex_t lock;      /* everything above that workers change    */
 } batch;
 
@@ -479,12 +480,26 @@ static int format_outputs(batch *b, hark_context *ctx, item *it)
     return 1;
 }
 
+/* One file to stdout as txt: each segment's line as soon as its window is
+ * final, as openai's verbose output and whisper.cpp print them, rather than
+ * all at the end of a long file.  The same bytes as the txt writer's. */
+static void print_segment(double start, double end, const char *text, void *user)
+{
+    (void)start, (void)end, (void)user;
+    char *line = hark_txt_line(text);
+    fputs(line ? line : "\n", stdout);
+    fflush(stdout);
+    free(line);
+}
+
 static int transcribe_one(batch *b, hark_context *ctx, item *it)
 {
     if (hark_transcribe_file(ctx, it->path) != 0) {
         say_error(b, hark_last_error(ctx));
         return 0;
     }
+    if (b->stream_txt)
+        return 1; /* printed already */
     if (b->o->out_dir)
         return write_outputs(b, ctx, it);
     if (format_outputs(b, ctx, it))
@@ -542,7 +557,10 @@ static int run(batch *b)
     b->model = model;
     int n = b->o->jobs < (int)b->n ? b->o->jobs : (int)b->n, made = 0;
     worker_arg *w = calloc((size_t)n, sizeof *w);
-    while (w && made < n && (w[made].ctx = hark_context_new(model, &b->o->params)))
+    hark_params params = b->o->params;
+    if (b->stream_txt)
+        params.on_segment = print_segment;
+    while (w && made < n && (w[made].ctx = hark_context_new(model, &params)))
         w[made++].b = b;
     if (made && b->o->out_dir)
         catch_signals();
@@ -616,6 +634,7 @@ int cli_run_batch(const cli_options *o, char **inputs, int n)
         take_shard(&l, o->shard_k, o->shard_n);
     set_formats(&b);
     plan(&b, &l);
+    b.stream_txt = !o->out_dir && b.n == 1 && b.n_fmt == 1 && strcmp(b.fmt[0], "txt") == 0;
     if (b.bar && b.n)
         bar_draw(&b);
     int rc = b.n ? run(&b) : 0;

@@ -220,6 +220,10 @@ int hark_tokenize(const hark_vocab *v, const char *text, int **ids);
 const char *hark_lang_code(int index); /* "en", "zh", ... in token order */
 const char *hark_token_bytes(const hark_vocab *v, int id, int *len);
 
+/* A segment's text as the txt writer prints it: stripped, on a line of its own
+ * (malloc'd; NULL when out of memory). */
+char *hark_txt_line(const char *text);
+
 /* ------------------------------------------------------------ audio and mel */
 
 int hark_audio_read(const char *path, float **samples, size_t *n, hark_error *e);

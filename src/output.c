@@ -66,12 +66,21 @@ static void put_time(sbuf *b, double seconds, int always_hours, char sep)
     put(b, "%02ld:%02ld%c%03ld", m, s, sep, ms % 1000);
 }
 
+char *hark_txt_line(const char *text)
+{
+    char *t = stripped(text), *line = t ? malloc(strlen(t) + 2) : NULL;
+    if (line)
+        sprintf(line, "%s\n", t);
+    free(t);
+    return line;
+}
+
 static void put_txt(sbuf *b, const hark_result *r)
 {
     for (int i = 0; i < r->n; i++) {
-        char *t = stripped(r->seg[i].text);
-        put(b, "%s\n", t ? t : "");
-        free(t);
+        char *line = hark_txt_line(r->seg[i].text);
+        put(b, "%s", line ? line : "\n");
+        free(line);
     }
 }
 

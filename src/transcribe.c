@@ -373,6 +373,8 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
             return -1;
     if (!st->p->condition_on_previous_text || temperature > 0.5f)
         st->prompt_from = st->n_history;
+    for (int i = first; st->p->on_segment && i < r->n; i++) /* final from here on */
+        st->p->on_segment(r->seg[i].start, r->seg[i].end, r->seg[i].text, st->p->on_segment_user);
     return advance;
 }
 

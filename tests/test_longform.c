@@ -88,6 +88,47 @@ static void test_silence_rule(hark_model *m)
     hark_context_free(c);
 }
 
+/* on_segment: each segment once, in order, with the bounds and text the
+ * context ends with, and called while the file is still being transcribed
+ * (the first call sees fewer segments than the file has). */
+typedef struct seen {
+    hark_context *c;
+    int n, count_at_first;
+    double start[64], end[64];
+    char text[64][256];
+} seen;
+
+static void record_segment(double start, double end, const char *text, void *user)
+{
+    seen *s = user;
+    if (s->n == 0)
+        s->count_at_first = hark_n_segments(s->c);
+    if (s->n < 64) {
+        s->start[s->n] = start, s->end[s->n] = end;
+        snprintf(s->text[s->n], sizeof s->text[0], "%s", text);
+    }
+    s->n++;
+}
+
+static void test_on_segment(hark_model *m)
+{
+    static seen s;
+    hark_params p = hark_default_params();
+    p.beam_size = 1, p.n_temperatures = 1, p.no_speech_threshold = 0;
+    p.on_segment = record_segment, p.on_segment_user = &s;
+    s.c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(s.c, "tests/data/clip.wav") == 0, "%s", hark_last_error(s.c));
+    int n = hark_n_segments(s.c);
+    CHECK(s.n == n, "on_segment called %d times for %d segments", s.n, n);
+    CHECK(n > 1 && s.count_at_first < n, "first call saw %d of %d segments: not as they come",
+          s.count_at_first, n);
+    for (int i = 0; i < n && i < s.n && i < 64; i++)
+        CHECK(s.start[i] == hark_segment_start(s.c, i) && s.end[i] == hark_segment_end(s.c, i) &&
+              strncmp(s.text[i], hark_segment_text(s.c, i), sizeof s.text[0] - 1) == 0,
+              "segment %d reported as %.2f-%.2f \"%s\"", i, s.start[i], s.end[i], s.text[i]);
+    hark_context_free(s.c);
+}
+
 int main(void)
 {
     char err[512];
@@ -110,6 +151,7 @@ int main(void)
         if (k == 0) {
             test_initial_prompt(m, ref);
             test_silence_rule(m);
+            test_on_segment(m);
         }
         hark_context_free(c);
         hark_model_free(m);

@@ -137,6 +137,13 @@ else
     skip "no dynamic loader named in $HARK"
 fi
 
+# One file to stdout as txt is printed segment by segment as windows finish
+# (test_longform checks the calls): the bytes the txt writer puts in a file
+"$HARK" -q -m $M/hf-f32 $CLIP >"$TMP/streamed.txt"
+"$HARK" -q -m $M/hf-f32 -o "$TMP/txtdir" -f txt $CLIP
+cmp -s "$TMP/streamed.txt" "$TMP/txtdir/clip.txt" && ok || bad "streamed txt differs from the txt file"
+[ "$(wc -l <"$TMP/streamed.txt")" -gt 1 ] && ok || bad "one segment: nothing to stream"
+
 # An unknown option: exit 2 and one line; openai-whisper's underscored names are
 # answered with hark's spelling, names hark lacks (or only begins) are not
 unknown() {
