@@ -89,6 +89,10 @@ typedef struct hark_params {
      * printing): the bounds in seconds and the text as hark_segment_text gives it */
     void (*on_segment)(double start, double end, const char *text, void *user);
     void *on_segment_user;
+    /* called after each window (whisper.cpp's progress_callback): seconds of the audio
+     * passed so far, of total; the last call has done == total */
+    void (*on_progress)(double done, double total, void *user);
+    void *on_progress_user;
 } hark_params;
 
 typedef struct hark_token_info {

@@ -44,7 +44,17 @@ typedef struct list {
     int any_dir;       /* a directory was named: this is a batch */
 } list;
 
-typedef struct batch {
+typedef struct batch batch;
+
+/* A worker: its context, and how far into its current file it is. */
+typedef struct worker_arg {
+    batch *b;
+    hark_context *ctx;
+    double done, total; /* seconds of the current file transcribed, of its length
+                         * (under the batch's lock) */
+} worker_arg;
+
+struct batch {
     const cli_options *o;
     const hark_model *model;
     char fmt[MAX_FORMATS][8];
@@ -56,8 +66,10 @@ typedef struct batch {
     double audio, t0;          /* seconds of audio transcribed; start time */
     int report, bar, bar_shown; /* progress and summary; as a bar; drawn  */
     int stream_txt;            /* one file to stdout as txt: line by line */
+    worker_arg *workers;       /* their progress within files, for the bar */
+    int n_workers;
     pthread_mutex_t lock;      /* everything above that workers change    */
-} batch;
+};
 
 /* ---- the file list */
 
@@ -364,20 +376,26 @@ static void clock_text(double s, char *out, size_t n)
         snprintf(out, n, "%ld:%02ld", t / 60, t % 60);
 }
 
-/* One line redrawn in place: files, audio done, ETA (by files, as the length
- * of the files to come is not known before they are read). */
+/* One line redrawn in place: files, audio done, ETA.  Files count whole when
+ * finished and in part while under way (their windows so far over their
+ * length); the ETA assumes the files to come take as long as those so far,
+ * as their lengths are not known before they are read. */
 static void bar_draw(batch *b)
 {
     enum { WIDTH = 24 };
     char bar[WIDTH + 1], audio[32], eta[32] = "?";
-    size_t fill = b->n ? b->finished * WIDTH / b->n : WIDTH;
+    double seconds = b->audio, files = (double)b->finished;
+    for (int i = 0; i < b->n_workers; i++) {
+        seconds += b->workers[i].done;
+        files += b->workers[i].total > 0 ? b->workers[i].done / b->workers[i].total : 0;
+    }
+    size_t fill = b->n ? (size_t)(files * WIDTH / (double)b->n) : WIDTH;
     memset(bar, '#', fill);
     memset(bar + fill, '.', WIDTH - fill);
     bar[WIDTH] = 0;
-    clock_text(b->audio, audio, sizeof audio);
-    if (b->finished)
-        clock_text((now() - b->t0) / (double)b->finished * (double)(b->n - b->finished), eta,
-                   sizeof eta);
+    clock_text(seconds, audio, sizeof audio);
+    if (files > 0)
+        clock_text((now() - b->t0) / files * ((double)b->n - files), eta, sizeof eta);
     fprintf(stderr, "\r[%s] %zu/%zu files, %s audio, ETA %s\033[K", bar, b->finished, b->n, audio,
             eta);
     b->bar_shown = 1;
@@ -518,10 +536,17 @@ static size_t take(batch *b)
     return i;
 }
 
-typedef struct worker_arg {
-    batch *b;
-    hark_context *ctx;
-} worker_arg;
+/* After each window: the bar, redrawn with this worker's part of its file. */
+static void window_done(double done, double total, void *user)
+{
+    worker_arg *w = user;
+    pthread_mutex_lock(&w->b->lock);
+    w->done = done, w->total = total;
+    hark_stderr_lock();
+    bar_draw(w->b);
+    hark_stderr_unlock();
+    pthread_mutex_unlock(&w->b->lock);
+}
 
 static void *worker(void *arg)
 {
@@ -529,6 +554,9 @@ static void *worker(void *arg)
     for (size_t i; (i = take(w->b)) < w->b->n;) {
         double t = now();
         int ok = transcribe_one(w->b, w->ctx, &w->b->v[i]);
+        pthread_mutex_lock(&w->b->lock);
+        w->done = w->total = 0; /* the file counts whole from here */
+        pthread_mutex_unlock(&w->b->lock);
         finish(w->b, &w->b->v[i], ok, hark_audio_seconds(w->ctx), now() - t);
     }
     return NULL;
@@ -560,8 +588,14 @@ static int run(batch *b)
     hark_params params = b->o->params;
     if (b->stream_txt)
         params.on_segment = print_segment;
-    while (w && made < n && (w[made].ctx = hark_context_new(model, &params)))
-        w[made++].b = b;
+    for (; w && made < n; made++) {
+        w[made].b = b;
+        params.on_progress = b->bar ? window_done : NULL;
+        params.on_progress_user = &w[made];
+        if (!(w[made].ctx = hark_context_new(model, &params)))
+            break;
+    }
+    b->workers = w, b->n_workers = made;
     if (made && b->o->out_dir)
         catch_signals();
     if (made)
@@ -570,6 +604,7 @@ static int run(batch *b)
         fprintf(stderr, "hark: out of memory for a context\n");
     for (int i = 0; i < made; i++)
         hark_context_free(w[i].ctx);
+    b->workers = NULL, b->n_workers = 0;
     free(w);
     hark_model_free(model);
     return made ? 0 : 1;

@@ -389,6 +389,13 @@ static void clip_frames(const loop_state *st, int c, int *start, int *end)
     *end = (int)fmin(nearbyint(b * 100), st->content);
 }
 
+static void report_progress(const loop_state *st, int seek)
+{
+    if (st->p->on_progress)
+        st->p->on_progress(fmin(seek, st->content) / 100.0, st->content / 100.0,
+                           st->p->on_progress_user);
+}
+
 static int run_windows(loop_state *st, hark_result *r)
 {
     int clips = st->p->n_clip_timestamps ? (st->p->n_clip_timestamps + 1) / 2 : 1;
@@ -400,8 +407,11 @@ static int run_windows(loop_state *st, hark_result *r)
             if (advance < 0)
                 return HARK_ERR_NOMEM;
             seek += advance > 0 ? advance : 1;
+            if (seek < st->content)
+                report_progress(st, seek);
         }
     }
+    report_progress(st, st->content); /* clips may end early: the file is done */
     return 0;
 }
 

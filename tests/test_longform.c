@@ -129,6 +129,35 @@ static void test_on_segment(hark_model *m)
     hark_context_free(s.c);
 }
 
+/* on_progress: after each window, nondecreasing, the last call at the end of
+ * the audio (its length in whole 10 ms frames). */
+typedef struct progress {
+    int calls, backwards;
+    double done, total;
+} progress;
+
+static void record_progress(double done, double total, void *user)
+{
+    progress *p = user;
+    p->backwards |= p->calls && done < p->done;
+    p->calls++, p->done = done, p->total = total;
+}
+
+static void test_on_progress(hark_model *m)
+{
+    progress pr = {0};
+    hark_params p = hark_default_params();
+    p.beam_size = 1, p.n_temperatures = 1, p.no_speech_threshold = 0;
+    p.on_progress = record_progress, p.on_progress_user = &pr;
+    hark_context *c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
+    double seconds = hark_audio_seconds(c);
+    CHECK(pr.calls > 1 && !pr.backwards, "%d progress calls, backwards %d", pr.calls, pr.backwards);
+    CHECK(pr.done == pr.total && fabs(pr.total - seconds) < 0.01,
+          "last progress %.3f of %.3f, the audio %.3f s", pr.done, pr.total, seconds);
+    hark_context_free(c);
+}
+
 int main(void)
 {
     char err[512];
@@ -152,6 +181,7 @@ int main(void)
             test_initial_prompt(m, ref);
             test_silence_rule(m);
             test_on_segment(m);
+            test_on_progress(m);
         }
         hark_context_free(c);
         hark_model_free(m);

@@ -137,6 +137,9 @@ expect_eq "no audio files message" "$(head -n 1 $T/err)" "hark: $T/empty: no aud
 if command -v script >/dev/null; then
     script -qec "$HARK -m $M --beam-size 1 --temperature 0 -o $T/o7 $T/in" /dev/null </dev/null >$T/tty 2>&1
     grep -q $'\r\[#*\]* 5/5 files, 0:' $T/tty && ok || bad "no progress bar at 5/5: $(cat -A $T/tty | head -c 400)"
+    # within a file too: the audio of its windows so far, before the file is done
+    grep -q $'\r\[#*\.*\] 0/5 files, 0:0[1-9] audio, ETA [0-9]' $T/tty && ok ||
+        bad "no progress within the first file: $(cat -A $T/tty | head -c 400)"
     expect_eq "no per-file lines on a terminal" "$(grep -c '^\[[0-9]' $T/tty)" 0
     grep -q 'hark: 3 done, 0 skipped, 2 failed; ' $T/tty && ok || bad "terminal summary"
 else
