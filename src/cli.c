@@ -386,7 +386,7 @@ static int usage_lists(const char *usage, const char *option)
 {
     size_t n = strlen(option);
     for (const char *at = strstr(usage, option); at; at = strstr(at + 1, option))
-        if (at[-1] == ' ' && (at[n] == ' ' || at[n] == '\n' || at[n] == ','))
+        if (at > usage && at[-1] == ' ' && (at[n] == ' ' || at[n] == '\n' || at[n] == ','))
             return 1;
     return 0;
 }
