@@ -52,19 +52,22 @@ void hark_model_free(hark_model *m)
     free(m);
 }
 
-int hark_hparams_check(const hark_hparams *hp, const char *what, hark_error *e)
+int hark_hparams_check(const hark_hparams *hp, const char *const names[10], const char *what,
+                       hark_error *e)
 {
-    const struct { const char *name; int value, lo, hi; } f[] = {
-        {"n_vocab", hp->n_vocab, 1, 1 << 20},         {"n_audio_ctx", hp->n_audio_ctx, 1, 1 << 14},
-        {"n_audio_state", hp->n_audio_state, 1, 1 << 14}, {"n_audio_head", hp->n_audio_head, 1, 256},
-        {"n_audio_layer", hp->n_audio_layer, 1, 256},  {"n_text_ctx", hp->n_text_ctx, 4, 1 << 14},
-        {"n_text_state", hp->n_text_state, 1, 1 << 14}, {"n_text_head", hp->n_text_head, 1, 256},
-        {"n_text_layer", hp->n_text_layer, 1, 256},    {"n_mels", hp->n_mels, 1, 512},
+    static const char *const whisper_names[10] = {
+        "n_vocab", "n_audio_ctx", "n_audio_state", "n_audio_head", "n_audio_layer",
+        "n_text_ctx", "n_text_state", "n_text_head", "n_text_layer", "n_mels"};
+    const struct { int value, lo, hi; } f[10] = {
+        {hp->n_vocab, 1, 1 << 20},     {hp->n_audio_ctx, 1, 1 << 14}, {hp->n_audio_state, 1, 1 << 14},
+        {hp->n_audio_head, 1, 256},    {hp->n_audio_layer, 1, 256},   {hp->n_text_ctx, 4, 1 << 14},
+        {hp->n_text_state, 1, 1 << 14}, {hp->n_text_head, 1, 256},    {hp->n_text_layer, 1, 256},
+        {hp->n_mels, 1, 512},
     };
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+    for (size_t i = 0; i < 10; i++)
         if (f[i].value < f[i].lo || f[i].value > f[i].hi)
             return hark_fail(e, HARK_ERR_FORMAT, "%s: %s = %d is out of range [%d, %d]", what,
-                             f[i].name, f[i].value, f[i].lo, f[i].hi);
+                             (names ? names : whisper_names)[i], f[i].value, f[i].lo, f[i].hi);
     if (hp->n_audio_state % hp->n_audio_head || hp->n_text_state % hp->n_text_head)
         return hark_fail(e, HARK_ERR_FORMAT, "%s: width is not a multiple of the head count",
                          what);

@@ -53,7 +53,7 @@ static int read_hparams(cursor *c, hark_hparams *hp, int32_t *ftype)
     }
     *hp = (hark_hparams){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]};
     *ftype = v[10];
-    return hark_hparams_check(hp, c->path, c->e);
+    return hark_hparams_check(hp, NULL, c->path, c->e);
 }
 
 static int skip_filters(cursor *c)

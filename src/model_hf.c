@@ -89,7 +89,11 @@ static int read_config(hark_model *m, const char *dir, hark_error *e)
     if (!rc && act && (!cJSON_IsString(act) || strcmp(act->valuestring, "gelu") != 0))
         rc = hark_fail(e, HARK_ERR_FORMAT, "%s: activation_function must be \"gelu\"", path);
     cJSON_Delete(cfg);
-    return rc ? rc : hark_hparams_check(hp, path, e);
+    static const char *const names[10] = {
+        "vocab_size", "max_source_positions", "d_model", "encoder_attention_heads",
+        "encoder_layers", "max_target_positions", "d_model", "decoder_attention_heads",
+        "decoder_layers", "num_mel_bins"};
+    return rc ? rc : hark_hparams_check(hp, names, path, e);
 }
 
 /* ---------------------------------------------------------- weights */

@@ -56,6 +56,11 @@ expect_error "hark: $T/noconfig: no config.json (not a Hugging Face Whisper dire
 hfdir() { rm -rf $T/hf; mkdir $T/hf; cp $M/*.json $M/merges.txt $T/hf/; }
 hfdir; sed -i '/"d_model"/d' $T/hf/config.json
 expect_error "hark: $T/hf/config.json: missing \"d_model\"" -m $T/hf $CLIP
+# out of range: named as config.json names it
+hfdir; sed -i 's/"d_model": [0-9]*/"d_model": 0/' $T/hf/config.json
+expect_error "hark: $T/hf/config.json: d_model = 0 is out of range [1, 16384]" -m $T/hf $CLIP
+hfdir; sed -i 's/"encoder_layers": [0-9]*/"encoder_layers": 100000/' $T/hf/config.json
+expect_error "hark: $T/hf/config.json: encoder_layers = 100000 is out of range [1, 256]" -m $T/hf $CLIP
 hfdir; printf '{"vocab_size": 462,' >$T/hf/config.json
 expect_error "hark: $T/hf/config.json: malformed JSON" -m $T/hf $CLIP
 hfdir; printf '{"a": ' >$T/hf/generation_config.json; cp $M/model.safetensors $T/hf/
