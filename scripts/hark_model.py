@@ -375,7 +375,6 @@ def load_weights_file(path, prog):
         sys.exit("%s: %s: not a PyTorch weights file (%s)" % (prog, path, str(e).split("\n")[0]))
 
 
-
 def write_safetensors(path, tensors, dtype=torch.float16):
     """tensors: {name: float tensor}, all written as dtype (None: each in its own dtype);
     1-D tensors and positions stay F32 only if dtype is F32."""

@@ -204,15 +204,12 @@ static int is_mark(const char *word, const char *marks, int strip)
 {
     if (!word)
         return 0;
-    size_t a = 0, b = strlen(word), n = strlen(marks);
+    size_t a = 0, b = strlen(word);
     while (strip && a < b && is_py_space(word[a]))
         a++;
     while (strip && b > a && is_py_space(word[b - 1]))
         b--;
-    for (size_t i = 0; b - a <= n && i <= n - (b - a); i++)
-        if (!memcmp(marks + i, word + a, b - a))
-            return 1;
-    return 0;
+    return memmem(marks, strlen(marks), word + a, b - a) != NULL; /* "" is found too */
 }
 
 /* openai's merge_punctuations: opening marks join the next word, closing

@@ -436,9 +436,12 @@ static void print_ready(batch *b)
     fflush(stdout);
 }
 
-static void finish(batch *b, item *it, int ok, double audio, double secs)
+/* Worker w is through with file it: the file counts whole from here. */
+static void finish(worker_arg *w, item *it, int ok, double audio, double secs)
 {
+    batch *b = w->b;
     pthread_mutex_lock(&b->lock);
+    w->done = w->total = 0;
     it->state = ok ? DONE : FAILED;
     b->finished++;
     ok ? b->done++ : b->failed++;
@@ -554,10 +557,7 @@ static void *worker(void *arg)
     for (size_t i; (i = take(w->b)) < w->b->n;) {
         double t = now();
         int ok = transcribe_one(w->b, w->ctx, &w->b->v[i]);
-        pthread_mutex_lock(&w->b->lock);
-        w->done = w->total = 0; /* the file counts whole from here */
-        pthread_mutex_unlock(&w->b->lock);
-        finish(w->b, &w->b->v[i], ok, hark_audio_seconds(w->ctx), now() - t);
+        finish(w, &w->b->v[i], ok, hark_audio_seconds(w->ctx), now() - t);
     }
     return NULL;
 }

@@ -71,17 +71,15 @@ static int self_is_program(void)
 
 void cli_blas_reexec_if_slow(char **argv)
 {
-    int again = 0, one_thread = 0;
+    int again = 0;
     if (!getenv("OPENBLAS_CORETYPE")) {
         const char *core = better_core(openblas_get_corename());
         again |= core && setenv("OPENBLAS_CORETYPE", core, 1) == 0;
     }
     if (!blas_threads_chosen() && openblas_get_num_threads() > 1)
-        again |= one_thread = setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0;
+        again |= setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0;
     if (again && self_is_program())
         execv("/proc/self/exe", argv);
-    /* no exec: go on with the kernels there are, and OpenBLAS held to one
-     * thread from here on */
-    if (one_thread)
-        openblas_set_num_threads(1);
+    /* no exec: go on with the kernels there are (hark_run holds OpenBLAS to
+     * one thread inside hark's own either way) */
 }

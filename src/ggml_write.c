@@ -178,11 +178,9 @@ int hark_model_write_ggml(const hark_model *m, const char *path, hark_dtype type
 {
     if (type == HARK_BF16)
         return hark_fail(e, HARK_ERR_ARG, "%s: ggml files have no bf16 type", path);
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
+    char *tmp = hark_temp_name(path);
     if (!tmp)
         return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
     writer w = {fopen(tmp, "wb"), type, 0};
     int rc = 0;
     if (!w.f) {

@@ -34,6 +34,12 @@ int hark_read_file(const char *path, char **data, size_t *size, hark_error *e);
 /* Writes data to path under a temporary name, synced, then renamed into place:
  * readers never see a partial file, and a failure leaves none behind. */
 int hark_write_file(const char *path, const void *data, size_t size, hark_error *e);
+/* The same for a file made of n parts written one after the other. */
+int hark_write_parts(const char *path, const void *const *parts, const size_t *sizes, int n,
+                     hark_error *e);
+/* "<path>.tmp.<pid>" (malloc'd; NULL when out of memory): where a file is
+ * written before it is renamed into place. */
+char *hark_temp_name(const char *path);
 /* malloc for buffers a window fills whole (free() releases it): its pages
  * are faulted in by one call, not one fault each on first use. */
 void *hark_alloc_populated(size_t bytes);

@@ -8,24 +8,18 @@
 
 int hark_write_npy(const char *path, const float *data, int rows, int cols, hark_error *e)
 {
-    char header[128];
-    int n = snprintf(header, sizeof header,
+    char head[128];
+    int n = snprintf(head + 10, sizeof head - 10,
                      "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }", rows, cols);
-    size_t head = 10 + (size_t)n + 1, pad = (64 - head % 64) % 64; /* data 64-byte aligned */
-    size_t bytes = (size_t)rows * (size_t)cols * sizeof(float), total = head + pad + bytes;
-    char *buf = malloc(total);
-    if (!buf)
-        return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
+    size_t pad = (64 - (10 + (size_t)n + 1) % 64) % 64; /* the data 64-byte aligned */
     unsigned short hlen = (unsigned short)(n + pad + 1);
-    memcpy(buf, "\x93NUMPY\x01\x00", 8);
-    buf[8] = (char)(hlen & 0xff), buf[9] = (char)(hlen >> 8);
-    memcpy(buf + 10, header, (size_t)n);
-    memset(buf + 10 + n, ' ', pad);
-    buf[10 + n + pad] = '\n';
-    memcpy(buf + head + pad, data, bytes);
-    int rc = hark_write_file(path, buf, total, e);
-    free(buf);
-    return rc;
+    memcpy(head, "\x93NUMPY\x01\x00", 8);
+    head[8] = (char)(hlen & 0xff), head[9] = (char)(hlen >> 8);
+    memset(head + 10 + n, ' ', pad);
+    head[10 + n + pad] = '\n';
+    const void *parts[] = {head, data};
+    size_t sizes[] = {10 + (size_t)hlen, (size_t)rows * (size_t)cols * sizeof(float)};
+    return hark_write_parts(path, parts, sizes, 2, e);
 }
 
 /* Accepts 1-D and 2-D little-endian float32 C-order arrays. */

@@ -46,13 +46,22 @@ static void put(sbuf *b, const char *fmt, ...)
 }
 
 /* Segment text without surrounding blanks, as the writers print it. */
+/* Moves *t past the leading whitespace; returns the length without the trailing. */
+static size_t strip_span(const char **t)
+{
+    const char *s = *t;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+        n--;
+    *t = s;
+    return n;
+}
+
 static char *stripped(const char *t)
 {
-    while (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')
-        t++;
-    size_t n = strlen(t);
-    while (n && (t[n - 1] == ' ' || t[n - 1] == '\t' || t[n - 1] == '\n' || t[n - 1] == '\r'))
-        n--;
+    size_t n = strip_span(&t);
     return strndup(t, n);
 }
 
@@ -68,10 +77,12 @@ static void put_time(sbuf *b, double seconds, int always_hours, char sep)
 
 char *hark_txt_line(const char *text)
 {
-    char *t = stripped(text), *line = t ? malloc(strlen(t) + 2) : NULL;
-    if (line)
-        sprintf(line, "%s\n", t);
-    free(t);
+    size_t n = strip_span(&text);
+    char *line = malloc(n + 2);
+    if (line) {
+        memcpy(line, text, n);
+        line[n] = '\n', line[n + 1] = 0;
+    }
     return line;
 }
 

@@ -392,8 +392,7 @@ static void clip_frames(const loop_state *st, int c, int *start, int *end)
 static void report_progress(const loop_state *st, int seek)
 {
     if (st->p->on_progress)
-        st->p->on_progress(fmin(seek, st->content) / 100.0, st->content / 100.0,
-                           st->p->on_progress_user);
+        st->p->on_progress(seek / 100.0, st->content / 100.0, st->p->on_progress_user);
 }
 
 static int run_windows(loop_state *st, hark_result *r)

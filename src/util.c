@@ -82,17 +82,27 @@ int hark_read_file(const char *path, char **data, size_t *size, hark_error *e)
     return rc;
 }
 
-int hark_write_file(const char *path, const void *data, size_t size, hark_error *e)
+char *hark_temp_name(const char *path)
 {
     size_t n = strlen(path) + 32;
     char *tmp = malloc(n);
+    if (tmp)
+        snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    return tmp;
+}
+
+int hark_write_parts(const char *path, const void *const *parts, const size_t *sizes, int n,
+                     hark_error *e)
+{
+    char *tmp = hark_temp_name(path);
     if (!tmp)
         return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
-    int rc = 0;
+    int ok = f != NULL, rc = 0;
+    for (int i = 0; ok && i < n; i++)
+        ok = fwrite(parts[i], 1, sizes[i], f) == sizes[i];
     /* fsync before the rename: after a crash the name holds the whole file or the old one */
-    if (!f || fwrite(data, 1, size, f) != size || fflush(f) != 0 || fsync(fileno(f)) != 0)
+    if (!ok || fflush(f) != 0 || fsync(fileno(f)) != 0)
         rc = hark_fail(e, HARK_ERR_IO, "%s: cannot write", path);
     if (f && fclose(f) != 0 && !rc)
         rc = hark_fail(e, HARK_ERR_IO, "%s: cannot write", path);
@@ -102,6 +112,11 @@ int hark_write_file(const char *path, const void *data, size_t size, hark_error 
         remove(tmp);
     free(tmp);
     return rc;
+}
+
+int hark_write_file(const char *path, const void *data, size_t size, hark_error *e)
+{
+    return hark_write_parts(path, &data, &size, 1, e);
 }
 
 int hark_map_file(const char *path, hark_map *m, hark_error *e)
