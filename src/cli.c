@@ -40,9 +40,9 @@ static const char USAGE[] =
     "      --highlight-words     srt/vtt: a cue per word, the word underlined (implies\n"
     "                            --word-timestamps)\n"
     "      --prepend-punctuations S  with word timing: marks that join the next word\n"
-    "                            (default: openai's \"'\xe2\x80\x9c\xc2\xbf([{-)\n"
+    "                            (default: openai's " HARK_PREPEND_PUNCTUATIONS ")\n"
     "      --append-punctuations S   marks that join the previous word (default:\n"
-    "                            openai's \"'.\xe3\x80\x82,\xef\xbc\x8c!\xef\xbc\x81?\xef\xbc\x9f:\xef\xbc\x9a\xe2\x80\x9d)]}\xe3\x80\x81)\n"
+    "                            openai's " HARK_APPEND_PUNCTUATIONS ")\n"
     "      --hallucination-silence-threshold X  skip the silence before, and drop,\n"
     "                            segments of unlikely words with X s of silence around\n"
     "                            them (implies --word-timestamps)\n"
@@ -391,7 +391,8 @@ static int usage_lists(const char *usage, const char *option)
     return 0;
 }
 
-const char *cli_spelling_hint(const char *option, const char *usage, char *buf, size_t n)
+/* hark's spelling of an openai-whisper option, in buf, or NULL. */
+static const char *spelling_of(const char *option, const char *usage, char *buf, size_t n)
 {
     /* openai-whisper's names whose dashed forms are not hark's */
     static const char *const renamed[][2] = {{"--output-format", "--format"}};
@@ -405,6 +406,14 @@ const char *cli_spelling_hint(const char *option, const char *usage, char *buf, 
         if (strcmp(buf, renamed[i][0]) == 0)
             return renamed[i][1];
     return usage_lists(USAGE, buf) || (usage && usage_lists(usage, buf)) ? buf : NULL;
+}
+
+const char *cli_spelling_hint(const char *option, const char *usage, char *buf, size_t n)
+{
+    char dashed[200];
+    const char *spelling = spelling_of(option, usage, dashed, sizeof dashed);
+    snprintf(buf, n, "%s%s", spelling ? ": hark spells it " : "", spelling ? spelling : "");
+    return buf;
 }
 
 int cli_parse_common(cli_options *o, int argc, char **argv, int *i)
@@ -573,10 +582,9 @@ int main(int argc, char **argv)
         } else if ((r = cli_parse_common(&o, argc, argv, &i)) || (r = parse_file_option(&o, argc, argv, &i))) {
             rc = r < 0 ? 2 : 0;
         } else if (a[0] == '-' && a[1]) {
-            char hint[200];
-            const char *spelling = cli_spelling_hint(a, NULL, hint, sizeof hint);
-            fprintf(stderr, "hark: unknown option %s%s%s (see hark --help)\n", a,
-                    spelling ? ": hark spells it " : "", spelling ? spelling : "");
+            char hint[240];
+            fprintf(stderr, "hark: unknown option %s%s (see hark --help)\n", a,
+                    cli_spelling_hint(a, NULL, hint, sizeof hint));
             rc = 2;
         } else {
             inputs[n++] = argv[i];

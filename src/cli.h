@@ -21,9 +21,9 @@ typedef struct cli_options {
     hark_params params;     /* decoding options, threads per job                */
 } cli_options;
 
-/* hark's spelling of an openai-whisper option ("--word_timestamps" ->
- * "--word-timestamps", "--output_format" -> "--format") when hark's help or
- * usage (may be NULL) lists it; NULL otherwise.  buf holds the answer. */
+/* For an unknown option: ": hark spells it --word-timestamps" when it is
+ * openai-whisper's spelling ("--word_timestamps", "--output_format") of one
+ * that hark's help or usage (may be NULL) lists, else "".  Returns buf. */
 const char *cli_spelling_hint(const char *option, const char *usage, char *buf, size_t n);
 /* Resolves -m or the default model path; prints the error and returns -1. */
 int cli_model_path(const cli_options *o, char *out, size_t n);

@@ -112,10 +112,9 @@ static int parse_test_args(test_options *o, int argc, char **argv)
             if (r == 2)
                 return 2;
         } else if (a[0] == '-' && a[1]) {
-            char hint[200];
-            const char *spelling = cli_spelling_hint(a, TEST_USAGE, hint, sizeof hint);
-            return test_usage_error("unknown option %s%s%s", a,
-                                    spelling ? ": hark spells it " : "", spelling ? spelling : "");
+            char hint[240];
+            return test_usage_error("unknown option %s%s", a,
+                                    cli_spelling_hint(a, TEST_USAGE, hint, sizeof hint));
         } else if (o->input) {
             return test_usage_error("one MANIFEST or DIR at a time, not also %s", a);
         } else {

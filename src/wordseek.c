@@ -8,10 +8,10 @@
 
 #include "transcribe.h"
 
-/* openai's transcribe() punctuation: words that are one of these (a substring
- * test, as Python's `in`) are not scored */
-static const char PUNCTUATION[] = "\"'\xe2\x80\x9c\xc2\xbf([{-\"'.\xe3\x80\x82,\xef\xbc\x8c!"
-                                  "\xef\xbc\x81?\xef\xbc\x9f:\xef\xbc\x9a\xe2\x80\x9d)]}\xe3\x80\x81";
+/* openai's transcribe() punctuation (its default prepend and append marks, one
+ * after the other): words that are one of these (a substring test, as
+ * Python's `in`) are not scored */
+static const char PUNCTUATION[] = HARK_PREPEND_PUNCTUATIONS HARK_APPEND_PUNCTUATIONS;
 
 static double word_anomaly(const hark_word *w)
 {
