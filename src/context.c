@@ -170,7 +170,8 @@ int hark_detect_language(hark_context *c, const float *samples, size_t n, const 
     hark_pool_use(c->pool);
     if (!rc) {
         hark_mel_window(mel, frames, m->hp.n_mels, 0, frames, len, window);
-        rc = hark_rank_languages(m, window, enc, &cross, order, p);
+        if ((rc = hark_rank_languages(m, window, enc, &cross, order, p)))
+            hark_fail_decode(&c->error, rc, m);
     }
     for (int i = 0; !rc && i < langs && i < max; i++, got++) {
         codes[i] = hark_lang_code(order[i]);

@@ -79,6 +79,15 @@ static double log_sum_exp(const float *x, int from, int to)
     return to > from ? hark_log_sum_exp(x + from, (size_t)(to - from)) : -INFINITY;
 }
 
+/* Whether x holds a NaN (the log-sum-exp skips an all-NaN row as all -inf). */
+static int any_nan(const float *x, int from, int to)
+{
+    for (int i = from; i < to; i++)
+        if (isnan(x[i]))
+            return 1;
+    return 0;
+}
+
 static void fill(float *x, int from, int to, float v)
 {
     for (int i = from; i < to; i++)
@@ -233,6 +242,8 @@ static int run_start(const hark_model *m, const hark_decode_opts *o, seq *s)
     int rc = hark_decode(m, &s->kv, toks, sot_index + 1, s->logits);
     if (rc)
         return rc;
+    if (any_nan(s->logits, 0, m->hp.n_vocab))
+        return HARK_ERR_MODEL;
     double lse = log_sum_exp(s->logits, 0, m->hp.n_vocab);
     s->w.no_speech_prob = (float)exp(s->logits[m->vocab.sp.nospeech] - lse);
     if (n > sot_index + 1)
@@ -244,6 +255,8 @@ static int run_start(const hark_model *m, const hark_decode_opts *o, seq *s)
  * needs the logits after tok, 0 when it ended, negative on error. */
 static int seq_take(const hark_model *m, seq *s, int tok, double lp)
 {
+    if (isnan(lp)) /* a NaN logit makes the chosen one or the log-sum-exp NaN */
+        return HARK_ERR_MODEL;
     s->w.sum_logprob += lp;
     if (tok == m->vocab.sp.eot) {
         s->done = 1;
@@ -339,7 +352,8 @@ static int by_score(const void *a, const void *b)
     return x->order - y->order; /* stable, as Python's sort */
 }
 
-/* The beam_size + 1 likeliest tokens of one beam, appended to c. */
+/* The beam_size + 1 likeliest tokens of one beam, appended to c; -1 when the
+ * logits hold NaN (the sort needs scores that compare). */
 static int top_candidates(const float *logits, int V, int k, double base, int source,
                           candidate *c, int at)
 {
@@ -360,6 +374,8 @@ static int top_candidates(const float *logits, int V, int k, double base, int so
     double lse = log_sum_exp(logits, 0, V);
     for (int j = 0; j < n; j++) {
         double lp = logits[top[j]] - lse;
+        if (isnan(lp))
+            return -1;
         c[at + j] = (candidate){base + lp, lp, source, top[j], at + j};
     }
     return n;
@@ -422,7 +438,10 @@ static int beam_step(const hark_model *m, const hark_decode_opts *o, beam_state 
     for (int j = 0; j < b->n_live; j++) {
         seq *s = beam(b, j);
         hark_apply_filters(m, o, s->logits, s->w.tokens, s->w.n);
-        n += top_candidates(s->logits, V, b->size + 1, s->w.sum_logprob, j, cand, n);
+        int k = top_candidates(s->logits, V, b->size + 1, s->w.sum_logprob, j, cand, n);
+        if (k < 0)
+            return HARK_ERR_MODEL;
+        n += k;
     }
     qsort(cand, (size_t)n, sizeof *cand, by_score);
     candidate next[64];
@@ -612,9 +631,18 @@ int hark_language_probs(const hark_model *m, const hark_cross *cross, float *pro
         rc = hark_decode(m, &q.kv, &s->sot, 1, q.logits);
     if (!rc) {
         double lse = log_sum_exp(q.logits, s->first_lang, s->first_lang + s->n_langs);
+        rc = any_nan(q.logits, s->first_lang, s->first_lang + s->n_langs) ? HARK_ERR_MODEL : 0;
         for (int i = 0; i < s->n_langs; i++)
             probs[i] = (float)exp(q.logits[s->first_lang + i] - lse);
     }
     seq_free(&q);
     return rc;
+}
+
+int hark_fail_decode(hark_error *e, int rc, const hark_model *m)
+{
+    if (rc == HARK_ERR_MODEL)
+        return hark_fail(e, rc, "%s: the model's output is NaN (its weights hold NaN or "
+                         "infinite values)", m->path);
+    return hark_fail(e, rc, "%s: out of memory", m->path);
 }

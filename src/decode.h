@@ -40,7 +40,8 @@ hark_decoder *hark_decoder_new(void);
 void hark_decoder_free(hark_decoder *d);
 
 /* Decodes one window against cross K/V already set for it; dec may be NULL
- * (temporary caches). */
+ * (temporary caches).  HARK_ERR_MODEL: the logits held NaN (corrupt weights),
+ * found at the first step or whenever a chosen token's log-probability is NaN. */
 int hark_decode_window(const hark_model *m, const hark_cross *cross, const hark_decode_opts *o,
                        hark_decoder *dec, hark_window *w);
 void hark_window_free(hark_window *w);
@@ -54,7 +55,11 @@ void hark_suppress_option(hark_decode_opts *o, const int *ids, int n);
 /* The logit filters for the next token after toks[0..n) (exposed for tests). */
 void hark_apply_filters(const hark_model *m, const hark_decode_opts *o, float *logits,
                         const int *toks, int n);
-/* Language probabilities after [sot] (multilingual models): probs[n_langs]. */
+/* Language probabilities after [sot] (multilingual models): probs[n_langs];
+ * HARK_ERR_MODEL when they are NaN. */
 int hark_language_probs(const hark_model *m, const hark_cross *cross, float *probs);
+/* The message for a decoding failure rc: NaN in the model's output
+ * (HARK_ERR_MODEL) or out of memory; returns rc. */
+int hark_fail_decode(hark_error *e, int rc, const hark_model *m);
 
 #endif

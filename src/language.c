@@ -67,7 +67,7 @@ int hark_select_language(const hark_model *m, const hark_params *p, const float 
         snprintf(code, code_len, "%s", c ? c : "unknown");
         *lang_token = m->vocab.sp.first_lang + order[0];
     } else {
-        hark_fail(e, rc, "%s: language detection failed", m->path);
+        hark_fail_decode(e, rc, m);
     }
     free(order);
     free(probs);

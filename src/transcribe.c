@@ -338,7 +338,8 @@ static int words_and_seek(loop_state *st, hark_result *r, int first, int seek, i
     return next - seek;
 }
 
-/* The window at seek, of audio up to frame end; returns frames consumed. */
+/* The window at seek, of audio up to frame end; returns frames consumed, or a
+ * negative HARK_ERR_ code. */
 static int one_window(loop_state *st, hark_result *r, int seek, int end)
 {
     const hark_model *m = st->m;
@@ -346,31 +347,33 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
     /* inside the file, past a clip's end reads as past the file's end */
     hark_mel_window(st->mel, st->frames, m->hp.n_mels, seek, end < st->content ? end : st->frames,
                     len, st->window);
-    if (hark_encode(m, st->window, st->enc, &st->ws))
-        return -1;
+    int rc = hark_encode(m, st->window, st->enc, &st->ws);
+    if (rc)
+        return rc;
     hark_cross_set(m, &st->cross, st->enc);
     hark_window w = {0};
     float temperature = 0;
-    if ((st->p->carry_initial_prompt && carry_prompt(st)) ||
-        decode_with_fallback(st, seek, &w, &temperature))
-        return -1;
+    if (st->p->carry_initial_prompt && carry_prompt(st))
+        return HARK_ERR_NOMEM;
+    if ((rc = decode_with_fallback(st, seek, &w, &temperature)))
+        return rc;
     int first = r->n, silence = is_silence(st->p, &w), dropped = 0;
     int advance = silence ? size : segments_of(st, r, &w, seek, size, temperature);
     int single_end = single_timestamp_end(st, &w);
     hark_window_free(&w);
     if (advance < 0 || silence) /* silence: skipped, the prompt untouched */
-        return advance;
+        return advance < 0 ? HARK_ERR_NOMEM : advance;
     if (st->p->word_timestamps)
         advance = words_and_seek(st, r, first, seek, size, temperature, advance, single_end,
                                  &dropped);
     if (advance < 0 || dropped)
-        return advance;
+        return advance < 0 ? HARK_ERR_NOMEM : advance;
     /* after the words, as openai clears them: a segment's bounds may move to its words' */
     drop_empty_segments(r, first);
     /* the next window's prompt: the tokens of the segments kept, as openai's all_tokens */
     for (int i = first; i < r->n; i++)
         if (history_add(st, r->seg[i].tokens, r->seg[i].n_tokens))
-            return -1;
+            return HARK_ERR_NOMEM;
     if (!st->p->condition_on_previous_text || temperature > 0.5f)
         st->prompt_from = st->n_history;
     for (int i = first; st->p->on_segment && i < r->n; i++) /* final from here on */
@@ -404,7 +407,7 @@ static int run_windows(loop_state *st, hark_result *r)
         while (seek < end) {
             int advance = one_window(st, r, seek, end);
             if (advance < 0)
-                return HARK_ERR_NOMEM;
+                return advance;
             seek += advance > 0 ? advance : 1;
             if (seek < st->content)
                 report_progress(st, seek);
@@ -517,7 +520,7 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
         st.task_token = p->translate ? m->vocab.sp.translate : m->vocab.sp.transcribe;
     }
     if (!rc && (rc = run_windows(&st, r)))
-        hark_fail(e, rc, "%s: transcription failed (out of memory)", m->path);
+        hark_fail_decode(e, rc, m);
     if (!rc && (rc = join_text(r)))
         hark_fail(e, rc, "out of memory");
     hark_cross_free(&st.cross);

@@ -108,6 +108,33 @@ expect_error "hark: $T/vocab2.bin: vocabulary count 100000 (n_vocab 462)" -m $T/
 expect_error "hark: $T/empty.bin: truncated in the magic" -m $T/empty.bin $CLIP
 expect_error "hark: $T/nomodel.bin: No such file or directory" -m $T/nomodel.bin $CLIP
 
+# ---- weights that compute NaN: an error naming the model, not an empty transcript
+nan_at() { # nan_at FILE COPY OFFSET: COPY is FILE with the f32 value at OFFSET made NaN
+    cp "$1" "$2"
+    printf '\x00\x00\xc0\x7f' | dd of="$2" bs=1 seek="$3" conv=notrunc 2>/dev/null
+}
+nan_last() { nan_at "$1" "$2" $(($(wc -c <"$1") - 4)); }
+NAN_MSG="the model's output is NaN (its weights hold NaN or infinite values)"
+hfdir; nan_last $M/model.safetensors $T/hf/model.safetensors # an encoder LayerNorm weight
+expect_error "hark: $T/hf: $NAN_MSG" -m $T/hf $CLIP
+nan_last $G $T/nan.bin # a decoder LayerNorm weight: NaN from the first step
+# the decoder's position 4 (d_model 64): the first steps are finite, a later one is not
+hdr=$(od -An -tu4 -N4 $M/model.safetensors)
+pos=$(head -c $((8 + hdr)) $M/model.safetensors | grep -ao '"model.decoder.embed_positions.weight":{[^}]*}' |
+      sed 's/.*"data_offsets":\[\([0-9]*\),.*/\1/')
+hfdir; nan_at $M/model.safetensors $T/hf/model.safetensors $((8 + hdr + pos + 4 * 64 * 4))
+for opts in "--beam-size 1" "--beam-size 5" "--temperature 0.5 --best-of 3"; do
+    expect_error "hark: $T/nan.bin: $NAN_MSG" -m $T/nan.bin $opts $CLIP
+    expect_error "hark: $T/hf: $NAN_MSG" -m $T/hf $opts $CLIP
+done
+rm -rf $T/multi; cp -r $M/../multi $T/multi
+nan_last $M/../multi/model.safetensors $T/multi/model.safetensors
+expect_error "hark: $T/multi: $NAN_MSG" -m $T/multi $CLIP
+expect_error "hark: $T/multi: $NAN_MSG" -m $T/multi --detect-language $CLIP
+mkdir $T/nan_out
+"$HARK" -m $T/nan.bin -o $T/nan_out $CLIP 2>/dev/null
+expect_eq "nothing written for NaN weights" "$(ls -A $T/nan_out | wc -l)" 0
+
 # a failed input writes nothing
 mkdir $T/o
 "$HARK" -m $M -o $T/o $T/text.wav 2>/dev/null
