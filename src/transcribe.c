@@ -478,19 +478,9 @@ static int prepare(loop_state *st, const float *samples, size_t n, hark_error *e
     return 0;
 }
 
-int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_decoder *dec,
-             const float *samples, size_t n, hark_result *r, hark_error *e)
+/* The parameters hark_run refuses, with the reason. */
+static int check_params(const hark_model *m, const hark_params *p, hark_error *e)
 {
-    loop_state st = {0};
-    st.m = m;
-    st.dec = dec;
-    st.p = p;
-    st.lang_token = st.task_token = -1;
-    hark_result_clear(r);
-    snprintf(r->language, sizeof r->language, "en");
-    r->audio_seconds = (double)n / HARK_SAMPLE_RATE;
-    if (n == 0)
-        return hark_fail(e, HARK_ERR_ARG, "no audio samples");
     if (!m->vocab.multilingual && p->translate)
         return hark_fail(e, HARK_ERR_MODEL, "%s: an English-only model cannot translate", m->path);
     for (int i = 0; i < p->n_suppress_tokens && p->n_suppress_tokens <= HARK_MAX_SUPPRESS_TOKENS;
@@ -507,11 +497,30 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
                          "n_clip_timestamps 0 to %d, n_suppress_tokens 0 to %d, max_tokens not "
                          "negative", HARK_MAX_TEMPERATURES, HARK_MAX_CLIP_TIMESTAMPS,
                          HARK_MAX_SUPPRESS_TOKENS);
+    return 0;
+}
+
+int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_decoder *dec,
+             const float *samples, size_t n, hark_result *r, hark_error *e)
+{
+    loop_state st = {0};
+    st.m = m;
+    st.dec = dec;
+    st.p = p;
+    st.lang_token = st.task_token = -1;
+    hark_result_clear(r);
+    snprintf(r->language, sizeof r->language, "en");
+    r->audio_seconds = (double)n / HARK_SAMPLE_RATE;
+    if (n == 0)
+        return hark_fail(e, HARK_ERR_ARG, "no audio samples");
+    int rc = check_params(m, p, e);
+    if (rc)
+        return rc;
     /* hark's pool splits the work; OpenBLAS inside it runs single-threaded,
      * so -t N means N busy cores and results do not depend on N */
     openblas_set_num_threads(1);
     hark_pool_use(pool);
-    int rc = prepare(&st, samples, n, e);
+    rc = prepare(&st, samples, n, e);
     if (!rc && m->vocab.multilingual) {
         hark_mel_window(st.mel, st.frames, m->hp.n_mels, 0, st.frames, 2 * m->hp.n_audio_ctx,
                         st.window);
