@@ -166,6 +166,25 @@ static SNDFILE *open_memory(memfile *m, SF_INFO *info, const char *path, int loc
     return sf;
 }
 
+/* The length a file's header claims, before anything is allocated for it: a few
+ * kilobytes of FLAC can claim days of constant samples, which would take more
+ * memory than the machine has. */
+static int check_length(const SF_INFO *info, const char *path, hark_error *e)
+{
+    double hours = (double)info->frames / info->samplerate / 3600, available;
+    if (hours > 96)
+        return hark_fail(e, HARK_ERR_FORMAT, "%s: implausible length (%.1f hours; hark reads at most 96)",
+                         path, hours);
+    /* the samples as read, then resampled to 16 kHz beside them */
+    double bytes = sizeof(float) * ((double)info->frames +
+                   (info->samplerate != HARK_SAMPLE_RATE ? hours * 3600 * HARK_SAMPLE_RATE : 0));
+    if (hark_memory_short(bytes, &available))
+        return hark_fail(e, HARK_ERR_NOMEM, "%s: %.1f hours of audio at %d Hz need %.1f GB of "
+                         "memory to decode, more than is available (%.1f GB)", path, hours,
+                         info->samplerate, bytes / 1e9, available / 1e9);
+    return 0;
+}
+
 static int decode_sndfile(const uint8_t *data, size_t size, const char *path, float **out,
                           size_t *n_out, double *rate, int locked, hark_error *e)
 {
@@ -178,9 +197,10 @@ static int decode_sndfile(const uint8_t *data, size_t size, const char *path, fl
         sf_close(sf);
         return hark_fail(e, HARK_ERR_FORMAT, "%s: no audio samples", path);
     }
-    if (info.frames > (sf_count_t)HARK_SAMPLE_RATE * 3600 * 24 * 4) {
+    int rc = check_length(&info, path, e);
+    if (rc) {
         sf_close(sf);
-        return hark_fail(e, HARK_ERR_FORMAT, "%s: implausible length", path);
+        return rc;
     }
     float *mono = malloc(sizeof(float) * (size_t)info.frames);
     if (!mono) {
@@ -188,7 +208,7 @@ static int decode_sndfile(const uint8_t *data, size_t size, const char *path, fl
         return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
     }
     sf_command(sf, SFC_SET_NORM_FLOAT, NULL, SF_TRUE);
-    int rc = downmix(sf, &info, mono, path, e);
+    rc = downmix(sf, &info, mono, path, e);
     sf_close(sf);
     if (rc) {
         free(mono);

@@ -111,6 +111,11 @@ int hark_log_mel(const float *samples, size_t n, size_t pad_samples, int n_mels,
     if (total < 2 || total / HOP > 0x7fffffff)
         return hark_fail(e, HARK_ERR_ARG, "mel: %zu samples is not a usable length", total);
     int frames = (int)(total / HOP);
+    double bytes = sizeof(float) * (double)n_mels * frames, available;
+    if (hark_memory_short(bytes, &available))
+        return hark_fail(e, HARK_ERR_NOMEM, "mel: %.1f hours of audio need %.1f GB of memory for "
+                         "the log-mel spectrogram, more than is available (%.1f GB)",
+                         n / (3600.0 * HARK_SAMPLE_RATE), bytes / 1e9, available / 1e9);
     float *filters = malloc(sizeof(float) * (size_t)n_mels * N_BINS);
     float *mel = malloc(sizeof(float) * (size_t)n_mels * frames);
     float *power = malloc(sizeof(float) * CHUNK_FRAMES * N_BINS);

@@ -82,6 +82,27 @@ int hark_read_file(const char *path, char **data, size_t *size, hark_error *e)
     return rc;
 }
 
+static double available_bytes(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    double kb = 0;
+    while (f && fgets(line, sizeof line, f) && sscanf(line, "MemAvailable: %lf kB", &kb) != 1)
+        ;
+    if (f)
+        fclose(f);
+    if (kb > 0)
+        return kb * 1024;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (double)pages * page : 0;
+}
+
+int hark_memory_short(double bytes, double *available)
+{
+    *available = available_bytes();
+    return *available > 0 && bytes > *available;
+}
+
 char *hark_temp_name(const char *path)
 {
     size_t n = strlen(path) + 32;

@@ -60,6 +60,21 @@ static void test_silence(void)
     free(mel);
 }
 
+/* A length whose log-mel no machine here has memory for is refused before
+ * anything is allocated or read (the samples pointer is never touched). */
+static void test_too_long(void)
+{
+    float one = 0, *mel = NULL;
+    int frames = 0;
+    hark_error e;
+    const char *want = "mel: 5208.3 hours of audio need 600.0 GB of memory for the log-mel "
+                       "spectrogram, more than is available (";
+    CHECK(hark_log_mel(&one, 300000000000, 0, 80, 1, &mel, &frames, &e) == HARK_ERR_NOMEM,
+          "a 600 GB log-mel was not refused");
+    CHECK(strncmp(e.msg, want, strlen(want)) == 0, "message: %s", e.msg);
+    CHECK(!mel && frames == 0, "outputs set on failure");
+}
+
 /* Windows of a 2-channel, 6-frame log-mel whose value at (c, t) is 10c + t. */
 static void test_window(void)
 {
@@ -91,5 +106,6 @@ int main(void)
     test_filters(128);
     test_jfk();
     test_silence();
+    test_too_long();
     return check_summary("mel");
 }
