@@ -173,8 +173,8 @@ static int check_length(const SF_INFO *info, const char *path, hark_error *e)
 {
     double hours = (double)info->frames / info->samplerate / 3600, available;
     if (hours > 96)
-        return hark_fail(e, HARK_ERR_FORMAT, "%s: implausible length (%.1f hours; hark reads at most 96)",
-                         path, hours);
+        return hark_fail(e, HARK_ERR_FORMAT,
+                         "%s: implausible length (%.1f hours; hark reads at most 96)", path, hours);
     /* the samples as read, then resampled to 16 kHz beside them */
     double bytes = sizeof(float) * ((double)info->frames +
                    (info->samplerate != HARK_SAMPLE_RATE ? hours * 3600 * HARK_SAMPLE_RATE : 0));
