@@ -26,10 +26,12 @@ typedef struct hark_map {
     int mapped;  /* 1: munmap on release, 0: free */
 } hark_map;
 
-/* Maps a whole file read-only (falls back to reading it for non-regular files). */
+/* Maps a whole file read-only (falls back to reading it for non-regular files,
+ * as much as the memory available holds). */
 int hark_map_file(const char *path, hark_map *m, hark_error *e);
 void hark_map_release(hark_map *m);
-/* Reads a whole file into a NUL-terminated buffer (caller frees). */
+/* Reads a whole file into a NUL-terminated buffer (caller frees): JSON and text
+ * files, of at most 256 MB. */
 int hark_read_file(const char *path, char **data, size_t *size, hark_error *e);
 /* Writes data to path under a temporary name, synced, then renamed into place:
  * readers never see a partial file, and a failure leaves none behind. */

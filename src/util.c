@@ -23,8 +23,26 @@ int hark_fail(hark_error *e, int code, const char *fmt, ...)
     return code;
 }
 
-/* Reads all of fd into a malloc'd buffer with a spare NUL byte. */
-static int read_all(int fd, const char *path, char **data, size_t *size, hark_error *e)
+enum { READ_WHOLE_MAX = 256 << 20 }; /* model JSON, merges, manifests: a few MB at most */
+
+/* Whether a buffer of cap bytes full of input may grow: past max (0: the memory
+ * available), a stream such as /dev/zero would fill memory until hark is killed. */
+static int may_grow(const char *path, size_t cap, size_t max, hark_error *e)
+{
+    double available;
+    if (max && cap >= max)
+        return hark_fail(e, HARK_ERR_FORMAT, "%s: larger than %zu MB, too large for a JSON "
+                         "or text file", path, max >> 20);
+    if (!max && hark_memory_short(2.0 * cap, &available))
+        return hark_fail(e, HARK_ERR_NOMEM, "%s: %.1f GB read and more to come, more than the "
+                         "memory available (%.1f GB)", path, cap / 1e9, available / 1e9);
+    return 0;
+}
+
+/* Reads all of fd into a malloc'd buffer with a spare NUL byte; at most max bytes
+ * (0: what the memory available holds). */
+static int read_all(int fd, const char *path, size_t max, char **data, size_t *size,
+                    hark_error *e)
 {
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap + 1);
@@ -32,6 +50,11 @@ static int read_all(int fd, const char *path, char **data, size_t *size, hark_er
         return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
     for (;;) {
         if (n == cap) {
+            int rc = may_grow(path, cap, max, e);
+            if (rc) {
+                free(buf);
+                return rc;
+            }
             char *nb = realloc(buf, cap * 2 + 1);
             if (!nb) {
                 free(buf);
@@ -77,7 +100,9 @@ int hark_read_file(const char *path, char **data, size_t *size, hark_error *e)
     int fd = open_regular(path, &st, e);
     if (fd < 0)
         return fd;
-    int rc = read_all(fd, path, data, size, e);
+    int rc = S_ISREG(st.st_mode) && st.st_size > READ_WHOLE_MAX
+                 ? may_grow(path, (size_t)st.st_size, READ_WHOLE_MAX, e)
+                 : read_all(fd, path, READ_WHOLE_MAX, data, size, e);
     close(fd);
     return rc;
 }
@@ -159,7 +184,7 @@ int hark_map_file(const char *path, hark_map *m, hark_error *e)
         }
     } else {
         char *buf;
-        rc = read_all(fd, path, &buf, &m->size, e);
+        rc = read_all(fd, path, 0, &buf, &m->size, e);
         if (rc == 0)
             m->data = (const uint8_t *)buf;
     }

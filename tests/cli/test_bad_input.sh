@@ -105,6 +105,12 @@ hfdir; st '{"model.encoder.conv1.weight":{"dtype":"I32","shape":[64,80,3],"data_
 expect_error "hark: $T/hf/model.safetensors: tensor model.encoder.conv1.weight has dtype I32; hark reads F32, F16 and BF16" -m $T/hf $CLIP
 hfdir; st '{}' 0 >$T/hf/model.safetensors
 expect_error "hark: $T/hf/model.safetensors: missing tensor encoder.conv1.weight" -m $T/hf $CLIP
+# JSON and text files are read whole: a huge one (sparse here) or an endless one is
+# refused at 256 MB, before cJSON would need many times that
+hfdir; cp $M/model.safetensors $T/hf/; truncate -s 300M $T/hf/vocab.json
+expect_error "hark: $T/hf/vocab.json: larger than 256 MB, too large for a JSON or text file" -m $T/hf $CLIP
+hfdir; cp $M/model.safetensors $T/hf/; ln -sf /dev/zero $T/hf/merges.txt
+expect_error "hark: $T/hf/merges.txt: larger than 256 MB, too large for a JSON or text file" -m $T/hf $CLIP
 hfdir
 expect_error "hark: $T/hf: no model.safetensors" -m $T/hf $CLIP
 echo "not read" >$T/hf/pytorch_model.bin
