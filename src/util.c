@@ -26,11 +26,12 @@ int hark_fail(hark_error *e, int code, const char *fmt, ...)
 enum { READ_WHOLE_MAX = 256 << 20 }; /* model JSON, merges, manifests: a few MB at most */
 
 /* Whether a buffer of cap bytes full of input may grow: past max (0: the memory
- * available), a stream such as /dev/zero would fill memory until hark is killed. */
+ * available), a stream such as /dev/zero would fill memory until hark is killed.
+ * The buffer's last step is to max + 1 bytes, so a full one holds more than max. */
 static int may_grow(const char *path, size_t cap, size_t max, hark_error *e)
 {
     double available;
-    if (max && cap >= max)
+    if (max && cap > max)
         return hark_fail(e, HARK_ERR_FORMAT, "%s: larger than %zu MB, too large for a JSON "
                          "or text file", path, max >> 20);
     if (!max && hark_memory_short(2.0 * cap, &available))
@@ -55,13 +56,14 @@ static int read_all(int fd, const char *path, size_t max, char **data, size_t *s
                 free(buf);
                 return rc;
             }
-            char *nb = realloc(buf, cap * 2 + 1);
+            size_t next = max && cap * 2 > max ? max + 1 : cap * 2;
+            char *nb = realloc(buf, next + 1);
             if (!nb) {
                 free(buf);
                 return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
             }
             buf = nb;
-            cap *= 2;
+            cap = next;
         }
         ssize_t r = read(fd, buf + n, cap - n);
         if (r < 0 && errno == EINTR)
@@ -100,7 +102,7 @@ int hark_read_file(const char *path, char **data, size_t *size, hark_error *e)
     int fd = open_regular(path, &st, e);
     if (fd < 0)
         return fd;
-    int rc = S_ISREG(st.st_mode) && st.st_size > READ_WHOLE_MAX
+    int rc = S_ISREG(st.st_mode) && st.st_size > READ_WHOLE_MAX /* refused without reading */
                  ? may_grow(path, (size_t)st.st_size, READ_WHOLE_MAX, e)
                  : read_all(fd, path, READ_WHOLE_MAX, data, size, e);
     close(fd);
