@@ -111,6 +111,11 @@ hfdir; cp $M/model.safetensors $T/hf/; truncate -s 300M $T/hf/vocab.json
 expect_error "hark: $T/hf/vocab.json: larger than 256 MB, too large for a JSON or text file" -m $T/hf $CLIP
 hfdir; cp $M/model.safetensors $T/hf/; ln -sf /dev/zero $T/hf/merges.txt
 expect_error "hark: $T/hf/merges.txt: larger than 256 MB, too large for a JSON or text file" -m $T/hf $CLIP
+# ... but a stream of exactly 256 MB is read (zeros: a merges.txt with no merges)
+rm $T/hf/merges.txt; mkfifo $T/hf/merges.txt
+timeout 60 head -c $((256 << 20)) /dev/zero >$T/hf/merges.txt &
+"$HARK" -q -m $T/hf $CLIP >/dev/null 2>$T/err; rc=$?
+expect_eq "a 256 MB stream is read" "$rc $(cat $T/err)" "0 "
 hfdir
 expect_error "hark: $T/hf: no model.safetensors" -m $T/hf $CLIP
 echo "not read" >$T/hf/pytorch_model.bin
