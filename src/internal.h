@@ -46,10 +46,10 @@ char *hark_temp_name(const char *path);
  * are faulted in by one call, not one fault each on first use. */
 void *hark_alloc_populated(size_t bytes);
 /* Whether bytes exceed the memory this machine has available now (Linux's
- * MemAvailable, else its physical memory; never when neither is known), which
- * *available receives.  Linux's malloc promises more than there is, and the
- * process that touches the pages is killed with no error to report: a length
- * a file claims is checked before its buffers are allocated. */
+ * MemAvailable + SwapFree, else its physical memory; never when neither is
+ * known), which *available receives.  Linux's malloc promises more than there
+ * is, and the process that touches the pages is killed with no error to
+ * report: a length a file claims is checked before its buffers are allocated. */
 int hark_memory_short(double bytes, double *available);
 
 /* ------------------------------------------------------------ numbers */

@@ -109,17 +109,22 @@ int hark_read_file(const char *path, char **data, size_t *size, hark_error *e)
     return rc;
 }
 
+/* MemAvailable plus SwapFree: what the pages of a new allocation can come from
+ * (a machine that swaps is slow, not killed). */
 static double available_bytes(void)
 {
     FILE *f = fopen("/proc/meminfo", "r");
     char line[128];
-    double kb = 0;
-    while (f && fgets(line, sizeof line, f) && sscanf(line, "MemAvailable: %lf kB", &kb) != 1)
-        ;
+    double kb = 0, avail = 0, swap = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
+            avail = kb;
+        else if (sscanf(line, "SwapFree: %lf kB", &kb) == 1)
+            swap = kb;
     if (f)
         fclose(f);
-    if (kb > 0)
-        return kb * 1024;
+    if (avail > 0)
+        return (avail + swap) * 1024;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     return pages > 0 && page > 0 ? (double)pages * page : 0;
 }
