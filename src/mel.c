@@ -6,6 +6,7 @@
 /* fftw3.h first: it must not see <complex.h>, which cblas.h pulls in. */
 #include <fftw3.h>
 #include <cblas.h>
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -95,8 +96,11 @@ static void power_frames(const float *x, size_t n, size_t total, int t0, int nt,
 static void log_scale(float *mel, size_t count)
 {
     float mx = -INFINITY;
+    /* overflowed power (inf, or NaN from inf * 0 in the filterbank) reads as the
+     * largest and the smallest value: the log-mel stays finite, so NaN from the
+     * model always means its weights */
     for (size_t i = 0; i < count; i++) {
-        mel[i] = log10f(mel[i] > 1e-10f ? mel[i] : 1e-10f);
+        mel[i] = log10f(mel[i] > 1e-10f ? fminf(mel[i], FLT_MAX) : 1e-10f);
         mx = mel[i] > mx ? mel[i] : mx;
     }
     for (size_t i = 0; i < count; i++)

@@ -1,4 +1,6 @@
 /* Log-mel front end against the reference filterbanks and jfk.wav's log-mel. */
+#include <float.h>
+
 #include "check.h"
 #include "internal.h"
 
@@ -60,6 +62,28 @@ static void test_silence(void)
     free(mel);
 }
 
+/* A 1 kHz sine loud enough (2.5e17) that its bin's power overflows float: the
+ * log-mel stays finite, the overflow reading as the largest float, so the model
+ * never sees inf (which it would turn into NaN, blamed on its weights). */
+static void test_overflow(void)
+{
+    enum { N = 16000 };
+    static float x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = 2.5e17f * (float)sin(2 * M_PI * 1000 * i / 16000.0);
+    float *mel, mx = -INFINITY;
+    int frames, finite = 1;
+    hark_error e;
+    CHECK(hark_log_mel(x, N, 0, 80, 1, &mel, &frames, &e) == 0, "%s", e.msg);
+    for (int i = 0; i < 80 * frames; i++) {
+        finite &= isfinite(mel[i]) != 0;
+        mx = mel[i] > mx ? mel[i] : mx;
+    }
+    CHECK(finite, "the log-mel of an overflowing sine holds inf or NaN");
+    CHECK(fabsf(mx - (log10f(FLT_MAX) + 4) / 4) < 1e-5f, "max %g", mx);
+    free(mel);
+}
+
 /* A length whose log-mel no machine here has memory for is refused before
  * anything is allocated or read (the samples pointer is never touched). */
 static void test_too_long(void)
@@ -107,5 +131,6 @@ int main(void)
     test_jfk();
     test_silence();
     test_too_long();
+    test_overflow();
     return check_summary("mel");
 }
