@@ -72,6 +72,9 @@ static const char USAGE[] =
     "  -j, --jobs N              files transcribed at once (model loaded once)\n"
     "      --overwrite           redo files whose outputs already exist\n"
     "      --shard K/N           only the K-th of N slices of the file list\n"
+    "  -v, --verbose             print each segment as it is decoded, as openai's\n"
+    "                            --verbose: [00:01.000 --> 00:03.400] text (without\n"
+    "                            -o, instead of the transcript; no progress bar)\n"
     "  -q, --quiet               no progress\n"
     "  -h, --help                this help\n"
     "      --version             print the version\n";
@@ -446,6 +449,8 @@ static int parse_file_option(cli_options *o, int argc, char **argv, int *i)
         o->overwrite = 1;
     else if (!strcmp(a, "--detect-language"))
         o->detect_language = 1;
+    else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
+        o->verbose = 1;
     else if (v && (!strcmp(a, "-o") || !strcmp(a, "--output-dir")))
         o->out_dir = v, (*i)++;
     else if (v && (!strcmp(a, "-f") || !strcmp(a, "--format"))) {
@@ -596,6 +601,8 @@ int main(int argc, char **argv)
      * directory unless -o says where (openai's CLI writes there too) */
     if (!rc && !o.out_dir && !o.detect_language && (n > 1 || is_directory(inputs[0])))
         o.out_dir = ".";
+    if (!rc && o.verbose && !o.out_dir && o.formats[0])
+        rc = usage_error("--verbose prints the segments to stdout: give -o with -f") ? 2 : 2;
     if (!rc && o.out_dir && !o.formats[0])
         snprintf(o.formats, sizeof o.formats, "txt,json");
     cli_default_threads(&o);

@@ -11,6 +11,7 @@ typedef struct cli_options {
     char formats[64];       /* "txt,json"...                                    */
     int jobs;               /* -j: files transcribed at once                    */
     int quiet;              /* -q                                               */
+    int verbose;            /* -v: each segment on stdout as it comes, timed    */
     int recursive;          /* -r                                               */
     int overwrite;          /* --overwrite: redo files whose outputs exist      */
     int shard_k, shard_n;   /* --shard K/N (1-based K); 0/0 = all               */

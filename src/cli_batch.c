@@ -50,6 +50,7 @@ typedef struct batch batch;
 typedef struct worker_arg {
     batch *b;
     hark_context *ctx;
+    const item *it;     /* the file being transcribed */
     double done, total; /* seconds of the current file transcribed, of its length
                          * (under the batch's lock) */
 } worker_arg;
@@ -513,13 +514,28 @@ static void print_segment(double start, double end, const char *text, void *user
     free(line);
 }
 
+/* --verbose: each segment when final, as openai's verbose lines; several files'
+ * lines start with the file's path (with -j they interleave). */
+static void print_verbose(double start, double end, const char *text, void *user)
+{
+    const worker_arg *w = user;
+    char *line = hark_verbose_line(start, end, text);
+    flockfile(stdout);
+    if (w->b->n > 1)
+        printf("%s: ", w->it->path);
+    fputs(line ? line : "\n", stdout);
+    fflush(stdout);
+    funlockfile(stdout);
+    free(line);
+}
+
 static int transcribe_one(batch *b, hark_context *ctx, item *it)
 {
     if (hark_transcribe_file(ctx, it->path) != 0) {
         say_error(b, hark_last_error(ctx));
         return 0;
     }
-    if (b->stream_txt)
+    if (b->stream_txt || (b->o->verbose && !b->o->out_dir))
         return 1; /* printed already */
     if (b->o->out_dir)
         return write_outputs(b, ctx, it);
@@ -556,6 +572,7 @@ static void *worker(void *arg)
     worker_arg *w = arg;
     for (size_t i; (i = take(w->b)) < w->b->n;) {
         double t = now();
+        w->it = &w->b->v[i];
         int ok = transcribe_one(w->b, w->ctx, &w->b->v[i]);
         finish(w, &w->b->v[i], ok, hark_audio_seconds(w->ctx), now() - t);
     }
@@ -588,8 +605,11 @@ static int run(batch *b)
     hark_params params = b->o->params;
     if (b->stream_txt)
         params.on_segment = print_segment;
+    else if (b->o->verbose)
+        params.on_segment = print_verbose;
     for (; w && made < n; made++) {
         w[made].b = b;
+        params.on_segment_user = &w[made];
         params.on_progress = b->bar ? window_done : NULL;
         params.on_progress_user = &w[made];
         if (!(w[made].ctx = hark_context_new(model, &params)))
@@ -661,7 +681,7 @@ int cli_run_batch(const cli_options *o, char **inputs, int n)
     collect_inputs(&l, inputs, n, o->recursive);
     sort_unique(&l);
     b.report = !o->quiet && (o->out_dir || l.n > 1 || l.any_dir);
-    b.bar = b.report && isatty(STDERR_FILENO);
+    b.bar = b.report && isatty(STDERR_FILENO) && !o->verbose; /* lines, not a bar */
     b.failed = l.failed;
     if (o->out_dir)
         mark_clashes(&l);
@@ -669,7 +689,7 @@ int cli_run_batch(const cli_options *o, char **inputs, int n)
         take_shard(&l, o->shard_k, o->shard_n);
     set_formats(&b);
     plan(&b, &l);
-    b.stream_txt = !o->out_dir && b.n == 1 && b.n_fmt == 1 && strcmp(b.fmt[0], "txt") == 0;
+    b.stream_txt = !o->verbose && !o->out_dir && b.n == 1 && b.n_fmt == 1 && strcmp(b.fmt[0], "txt") == 0;
     if (b.bar && b.n)
         bar_draw(&b);
     int rc = b.n ? run(&b) : 0;

@@ -240,6 +240,9 @@ const char *hark_token_bytes(const hark_vocab *v, int id, int *len);
 /* A segment's text as the txt writer prints it: stripped, on a line of its own
  * (malloc'd; NULL when out of memory). */
 char *hark_txt_line(const char *text);
+/* openai's --verbose line for a segment: "[00:01.000 --> 00:03.400] text\n",
+ * hours only past the first (malloc'd; NULL when out of memory). */
+char *hark_verbose_line(double start, double end, const char *text);
 
 /* ------------------------------------------------------------ audio and mel */
 

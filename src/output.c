@@ -86,6 +86,17 @@ char *hark_txt_line(const char *text)
     return line;
 }
 
+char *hark_verbose_line(double start, double end, const char *text)
+{
+    sbuf b = {0};
+    put(&b, "[");
+    put_time(&b, start, 0, '.');
+    put(&b, " --> ");
+    put_time(&b, end, 0, '.');
+    put(&b, "] %s\n", text);
+    return b.oom ? (free(b.s), NULL) : b.s;
+}
+
 static void put_txt(sbuf *b, const hark_result *r)
 {
     for (int i = 0; i < r->n; i++) {

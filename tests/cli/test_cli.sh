@@ -144,6 +144,29 @@ fi
 cmp -s "$TMP/streamed.txt" "$TMP/txtdir/clip.txt" && ok || bad "streamed txt differs from the txt file"
 [ "$(wc -l <"$TMP/streamed.txt")" -gt 1 ] && ok || bad "one segment: nothing to stream"
 
+# --verbose with -o: the same files as without it, and openai's verbose lines on
+# stdout, one per segment of the json, each after its file's path (two files); no
+# progress bar on a terminal (lines instead); without -o, -f has nowhere to go
+cp $CLIP "$TMP/clip2.wav"
+"$HARK" -v -m $M/hf-f32 -o "$TMP/vdir" $CLIP "$TMP/clip2.wav" >"$TMP/vout" 2>/dev/null
+expect_eq "--verbose files" "$(cat "$TMP/vdir/clip.txt" "$TMP/vdir/clip2.txt")" \
+    "$(cat "$TMP/txtdir/clip.txt" "$TMP/txtdir/clip.txt")"
+nseg=$(grep -o '"seek"' "$TMP/vdir/clip.json" | wc -l)
+expect_eq "--verbose lines of each file" \
+    "$(grep -c "^$CLIP: \[[0-9][0-9]:[0-9][0-9]\.[0-9]\{3\} --> [0-9][0-9]:[0-9][0-9]\.[0-9]\{3\}\] " "$TMP/vout") $(grep -c "^$TMP/clip2.wav: \[" "$TMP/vout")" \
+    "$nseg $nseg"
+expect_eq "--verbose has nothing else" "$(wc -l <"$TMP/vout")" $((2 * nseg))
+if command -v script >/dev/null; then
+    script -qec "$HARK -v -m $M/hf-f32 -o $TMP/vdir2 $CLIP $TMP/clip2.wav" /dev/null </dev/null >"$TMP/vtty" 2>&1
+    expect_eq "--verbose: no bar on a terminal" "$(grep -c $'\r\[' "$TMP/vtty") $(grep -c ' --> ' "$TMP/vtty")" \
+        "0 $((2 * nseg))"
+else
+    skip "script absent: --verbose on a terminal is not checked"
+fi
+"$HARK" -v -f srt -m $M/hf-f32 $CLIP >/dev/null 2>"$TMP/err"; expect_eq "--verbose -f exit" $? 2
+expect_eq "--verbose -f message" "$(cat "$TMP/err")" \
+    "hark: --verbose prints the segments to stdout: give -o with -f (see hark --help)"
+
 # An unknown option: exit 2 and one line; openai-whisper's underscored names are
 # answered with hark's spelling, names hark lacks (or only begins) are not
 unknown() {

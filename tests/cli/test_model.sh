@@ -81,4 +81,16 @@ done <tests/data/nospeech.txt
 expect_eq "golden set against its baseline" "$rc" 0
 [ $rc -eq 0 ] || { tail -n 5 "$TMP/table"; head -n 5 "$TMP/err"; }
 grep -q '"wer"' "$TMP/report.json" && ok || bad "golden report written"
+# --verbose: openai's lines, [MM:SS.mmm --> MM:SS.mmm] and the segment's text with its
+# leading space, for the same segments as the tsv (whole milliseconds, text stripped);
+# the long sample's last goes past a minute
+"$HARK" -q -f tsv samples/long-espeak-en-us.wav >"$TMP/long.tsv"
+"$HARK" -v samples/long-espeak-en-us.wav >"$TMP/verbose" 2>"$TMP/err"; rc=$?
+expect_eq "--verbose exit and stderr" "$rc $(wc -c <"$TMP/err")" "0 0"
+t() { printf '%02d:%02d.%03d' $(($1 / 60000)) $(($1 / 1000 % 60)) $(($1 % 1000)); }
+tail -n +2 "$TMP/long.tsv" | while IFS=$'\t' read -r s e text; do
+    echo "[$(t "$s") --> $(t "$e")]  $text"
+done >"$TMP/want"
+cmp -s "$TMP/verbose" "$TMP/want" && ok || bad "--verbose lines: $(diff "$TMP/want" "$TMP/verbose" | head -n 4)"
+expect_eq "--verbose past a minute" "$(tail -n 1 "$TMP/verbose" | cut -c 1-4)" "[01:"
 summary model
