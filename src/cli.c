@@ -85,6 +85,13 @@ static int usage_error(const char *msg)
     return -1;
 }
 
+/* usage_error's message, then the exit status of a usage error. */
+static int usage_exit(const char *msg)
+{
+    usage_error(msg);
+    return 2;
+}
+
 void cli_default_options(cli_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -483,12 +490,12 @@ static int cmd_mel(int argc, char **argv)
         else if (!in)
             in = argv[i];
         else
-            return usage_error("mel takes one input file") ? 2 : 2;
+            return usage_exit("mel takes one input file");
     }
     if (!in || !out)
-        return usage_error("usage: hark mel FILE -o OUT.npy") ? 2 : 2;
+        return usage_exit("usage: hark mel FILE -o OUT.npy");
     if (n_mels != 80 && n_mels != 128)
-        return usage_error("--n-mels must be 80 or 128") ? 2 : 2;
+        return usage_exit("--n-mels must be 80 or 128");
     hark_error e = {{0}};
     float *x, *mel;
     size_t n;
@@ -540,10 +547,10 @@ static int detect_languages(const cli_options *o, char **inputs, int n)
 static int cmd_quantize(int argc, char **argv)
 {
     if (argc != 4)
-        return usage_error("usage: hark quantize IN OUT TYPE") ? 2 : 2;
+        return usage_exit("usage: hark quantize IN OUT TYPE");
     int type = hark_dtype_parse(argv[3]);
     if (type < 0 || type == HARK_BF16)
-        return usage_error("TYPE is one of f32 f16 q8_0 q5_0 q5_1 q4_0 q4_1") ? 2 : 2;
+        return usage_exit("TYPE is one of f32 f16 q8_0 q5_0 q5_1 q4_0 q4_1");
     char err[600];
     hark_model *m = hark_model_load(argv[1], err, sizeof err);
     if (!m) {
@@ -596,13 +603,13 @@ int main(int argc, char **argv)
         }
     }
     if (!rc && n == 0)
-        rc = usage_error("no input files") ? 2 : 2;
+        rc = usage_exit("no input files");
     /* one file: stdout; several, or a directory: files in the current
      * directory unless -o says where (openai's CLI writes there too) */
     if (!rc && !o.out_dir && !o.detect_language && (n > 1 || is_directory(inputs[0])))
         o.out_dir = ".";
     if (!rc && o.verbose && !o.out_dir && o.formats[0])
-        rc = usage_error("--verbose prints the segments to stdout: give -o with -f") ? 2 : 2;
+        rc = usage_exit("--verbose prints the segments to stdout: give -o with -f");
     if (!rc && o.out_dir && !o.formats[0])
         snprintf(o.formats, sizeof o.formats, "txt,json");
     cli_default_threads(&o);

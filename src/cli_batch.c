@@ -502,26 +502,17 @@ static int format_outputs(batch *b, hark_context *ctx, item *it)
     return 1;
 }
 
-/* One file to stdout as txt: each segment's line as soon as its window is
- * final, as openai's verbose output and whisper.cpp print them, rather than
- * all at the end of a long file.  The same bytes as the txt writer's. */
+/* Each segment on stdout as soon as its window is final, rather than all at the
+ * end of a long file: one file as txt (the same bytes as the txt writer's), or
+ * with --verbose openai's verbose lines, several files' starting with the file's
+ * path (with -j they interleave). */
 static void print_segment(double start, double end, const char *text, void *user)
 {
-    (void)start, (void)end, (void)user;
-    char *line = hark_txt_line(text);
-    fputs(line ? line : "\n", stdout);
-    fflush(stdout);
-    free(line);
-}
-
-/* --verbose: each segment when final, as openai's verbose lines; several files'
- * lines start with the file's path (with -j they interleave). */
-static void print_verbose(double start, double end, const char *text, void *user)
-{
     const worker_arg *w = user;
-    char *line = hark_verbose_line(start, end, text);
+    int verbose = w->b->o->verbose;
+    char *line = verbose ? hark_verbose_line(start, end, text) : hark_txt_line(text);
     flockfile(stdout);
-    if (w->b->n > 1)
+    if (verbose && w->b->n > 1)
         printf("%s: ", w->it->path);
     fputs(line ? line : "\n", stdout);
     fflush(stdout);
@@ -603,10 +594,8 @@ static int run(batch *b)
     int n = b->o->jobs < (int)b->n ? b->o->jobs : (int)b->n, made = 0;
     worker_arg *w = calloc((size_t)n, sizeof *w);
     hark_params params = b->o->params;
-    if (b->stream_txt)
+    if (b->stream_txt || b->o->verbose)
         params.on_segment = print_segment;
-    else if (b->o->verbose)
-        params.on_segment = print_verbose;
     for (; w && made < n; made++) {
         w[made].b = b;
         params.on_segment_user = &w[made];

@@ -199,9 +199,10 @@ typedef int (*hark_tensor_lookup)(void *source, const char *name, hark_raw_tenso
  * against model->hp.  what names the file in error messages. */
 int hark_model_bind(hark_model *model, hark_tensor_lookup lookup, void *source,
                     const char *what, hark_error *e);
-/* Checks hyper-parameters read from a file: every dimension in range; names: what the file calls them, in the order
- * n_vocab, n_audio_ctx/state/head/layer, n_text_ctx/state/head/layer, n_mels
- * (NULL: those, whisper's own names, as ggml files hold them). */
+/* Checks hyper-parameters read from a file: every dimension in range; names:
+ * what the file calls them, in the order n_vocab, n_audio_ctx/state/head/layer,
+ * n_text_ctx/state/head/layer, n_mels (NULL: those, whisper's own names, as
+ * ggml files hold them). */
 int hark_hparams_check(const hark_hparams *hp, const char *const names[10], const char *what,
                        hark_error *e);
 void *hark_model_own(hark_model *model, size_t bytes);

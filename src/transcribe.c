@@ -240,7 +240,8 @@ static int single_timestamp_end(const loop_state *st, const hark_window *w)
     return n >= 2 && w->tokens[n - 2] < tb && w->tokens[n - 1] >= tb;
 }
 
-/* Splits a window at consecutive timestamp pairs; returns frames consumed. */
+/* Splits a window at consecutive timestamp pairs; returns frames consumed, or
+ * HARK_ERR_NOMEM. */
 static int split_segments(loop_state *st, hark_result *r, const hark_window *w, int seek,
                           int size, float temperature)
 {
@@ -257,7 +258,7 @@ static int split_segments(loop_state *st, hark_result *r, const hark_window *w, 
         last = i;
     }
     if (rc)
-        return -1;
+        return rc;
     if (cuts == 0) {
         double end = size / 100.0;
         for (int i = n - 1; i >= 0; i--)
@@ -266,13 +267,13 @@ static int split_segments(loop_state *st, hark_result *r, const hark_window *w, 
                     end = (w->tokens[i] - tb) * step;
                 break;
             }
-        return add_segment(st, r, w, 0, n, t0, t0 + end, seek, temperature) ? -1 : size;
+        rc = add_segment(st, r, w, 0, n, t0, t0 + end, seek, temperature);
+        return rc ? rc : size;
     }
     if (single_end) {
-        if (add_segment(st, r, w, last, n, t0 + (w->tokens[last] - tb) * step,
-                        t0 + (w->tokens[n - 1] - tb) * step, seek, temperature))
-            return -1;
-        return size;
+        rc = add_segment(st, r, w, last, n, t0 + (w->tokens[last] - tb) * step,
+                         t0 + (w->tokens[n - 1] - tb) * step, seek, temperature);
+        return rc ? rc : size;
     }
     /* continue from the last complete timestamp pair */
     return (w->tokens[last - 1] - tb) * 2;
@@ -299,13 +300,15 @@ static int drop_empty_segments(hark_result *r, int from)
     return removed;
 }
 
-/* A decoded window's segments; returns frames consumed. */
+/* A decoded window's segments; returns frames consumed, or HARK_ERR_NOMEM. */
 static int segments_of(loop_state *st, hark_result *r, hark_window *w, int seek, int size,
                        float temperature)
 {
-    return st->p->timestamps ? split_segments(st, r, w, seek, size, temperature)
-           : add_segment(st, r, w, 0, w->n, seek / 100.0, seek / 100.0 + size / 100.0, seek,
-                         temperature) ? -1 : size;
+    if (st->p->timestamps)
+        return split_segments(st, r, w, seek, size, temperature);
+    int rc = add_segment(st, r, w, 0, w->n, seek / 100.0, seek / 100.0 + size / 100.0, seek,
+                         temperature);
+    return rc ? rc : size;
 }
 
 /* Segments from index keep on removed (openai's current_segments[si:] = []). */
@@ -317,7 +320,7 @@ static void truncate_segments(hark_result *r, int keep)
 
 /* The words of the window's segments r->seg[first..], and where the next window
  * starts by them (openai's transcribe() with word_timestamps); returns frames
- * consumed, or -1 when out of memory.  *dropped: the window was dropped whole as
+ * consumed, or HARK_ERR_NOMEM.  *dropped: the window was dropped whole as
  * a hallucination after silence (the prompt and last speech are left as they are). */
 static int words_and_seek(loop_state *st, hark_result *r, int first, int seek, int size,
                           float temperature, int advance, int single_end, int *dropped)
@@ -325,7 +328,7 @@ static int words_and_seek(loop_state *st, hark_result *r, int first, int seek, i
     hark_decode_opts o = window_opts(st, temperature, seek, 0);
     if (hark_align_words(st->m, &st->cross, &o, size, seek / 100.0, st->last_speech,
                          r->seg + first, r->n - first))
-        return -1;
+        return HARK_ERR_NOMEM;
     hark_word_window ww = {seek, size, 2 * st->m->hp.n_audio_ctx, st->content, single_end,
                            st->last_speech};
     int keep, next = hark_word_seek(&ww, st->p->hallucination_silence_threshold, r->seg + first,
@@ -362,12 +365,12 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
     int single_end = single_timestamp_end(st, &w);
     hark_window_free(&w);
     if (advance < 0 || silence) /* silence: skipped, the prompt untouched */
-        return advance < 0 ? HARK_ERR_NOMEM : advance;
+        return advance;
     if (st->p->word_timestamps)
         advance = words_and_seek(st, r, first, seek, size, temperature, advance, single_end,
                                  &dropped);
     if (advance < 0 || dropped)
-        return advance < 0 ? HARK_ERR_NOMEM : advance;
+        return advance;
     /* after the words, as openai clears them: a segment's bounds may move to its words' */
     drop_empty_segments(r, first);
     /* the next window's prompt: the tokens of the segments kept, as openai's all_tokens */

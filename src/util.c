@@ -25,6 +25,12 @@ int hark_fail(hark_error *e, int code, const char *fmt, ...)
 
 enum { READ_WHOLE_MAX = 256 << 20 }; /* model JSON, merges, manifests: a few MB at most */
 
+static int too_large(const char *path, size_t max, hark_error *e)
+{
+    return hark_fail(e, HARK_ERR_FORMAT, "%s: larger than %zu MB, too large for a JSON or text "
+                     "file", path, max >> 20);
+}
+
 /* Whether a buffer of cap bytes full of input may grow: past max (0: the memory
  * available), a stream such as /dev/zero would fill memory until hark is killed.
  * The buffer's last step is to max + 1 bytes, so a full one holds more than max. */
@@ -32,8 +38,7 @@ static int may_grow(const char *path, size_t cap, size_t max, hark_error *e)
 {
     double available;
     if (max && cap > max)
-        return hark_fail(e, HARK_ERR_FORMAT, "%s: larger than %zu MB, too large for a JSON "
-                         "or text file", path, max >> 20);
+        return too_large(path, max, e);
     if (!max && hark_memory_short(2.0 * cap, &available))
         return hark_fail(e, HARK_ERR_NOMEM, "%s: %.1f GB read and more to come, more than the "
                          "memory available (%.1f GB)", path, cap / 1e9, available / 1e9);
@@ -103,7 +108,7 @@ int hark_read_file(const char *path, char **data, size_t *size, hark_error *e)
     if (fd < 0)
         return fd;
     int rc = S_ISREG(st.st_mode) && st.st_size > READ_WHOLE_MAX /* refused without reading */
-                 ? may_grow(path, (size_t)st.st_size, READ_WHOLE_MAX, e)
+                 ? too_large(path, READ_WHOLE_MAX, e)
                  : read_all(fd, path, READ_WHOLE_MAX, data, size, e);
     close(fd);
     return rc;
