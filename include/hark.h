@@ -84,9 +84,14 @@ typedef struct hark_params {
     int max_line_width;                /* characters a line                               */
     int max_line_count;                /* lines a cue (with max_line_width)               */
     int max_words_per_line;            /* words a cue (without max_line_width)            */
+    /* whisper.cpp's --diarize: in a two-channel file (hark_transcribe_file), each segment's
+     * speaker is the channel louder over it by 10 % (two parties recorded a channel each);
+     * the writers label segments with it (0) */
+    int diarize;
     /* called once per segment as each window's segments become final, in order and on
      * the transcribing thread (whisper.cpp's new_segment_callback; openai's verbose
-     * printing): the bounds in seconds and the text as hark_segment_text gives it */
+     * printing): the bounds in seconds and the text as hark_segment_text gives it.  The
+     * k-th call (from 0) is segment k, which the hark_segment_ getters read meanwhile */
     void (*on_segment)(double start, double end, const char *text, void *user);
     void *on_segment_user;
     /* called after each window (whisper.cpp's progress_callback): seconds of the audio
@@ -137,6 +142,12 @@ double hark_segment_start(const hark_context *ctx, int i);
 double hark_segment_end(const hark_context *ctx, int i);
 int hark_segment_n_tokens(const hark_context *ctx, int i);
 hark_token_info hark_segment_token(const hark_context *ctx, int i, int j);
+/* With params.diarize: 0 (left channel) or 1 (right) for the louder over the segment,
+ * HARK_SPEAKER_UNSURE when neither is (whisper.cpp's "?"), HARK_SPEAKER_NONE when there
+ * is no label (diarize off, a file without two channels, samples given directly). */
+#define HARK_SPEAKER_UNSURE (-1)
+#define HARK_SPEAKER_NONE (-2)
+int hark_segment_speaker(const hark_context *ctx, int i);
 /* Segment statistics, as openai/whisper reports them. */
 float hark_segment_avg_logprob(const hark_context *ctx, int i);
 float hark_segment_no_speech_prob(const hark_context *ctx, int i);

@@ -71,7 +71,17 @@ static int check_wav_complete(const uint8_t *d, size_t size, const char *path, h
     return 0;
 }
 
-static int downmix(SNDFILE *sf, const SF_INFO *info, float *mono, const char *path, hark_error *e)
+/* What a file decodes to: its samples downmixed, at the file's rate, and the
+ * loudness of its channels when asked for (levels not NULL) and it has two. */
+typedef struct decoded {
+    float *mono;
+    size_t frames;
+    int rate;
+    hark_levels *levels;
+} decoded;
+
+static int downmix(SNDFILE *sf, const SF_INFO *info, float *mono, hark_levels *levels,
+                   const char *path, hark_error *e)
 {
     enum { CHUNK = 4096 };
     float *buf = malloc(sizeof(float) * CHUNK * (size_t)info->channels);
@@ -89,6 +99,8 @@ static int downmix(SNDFILE *sf, const SF_INFO *info, float *mono, const char *pa
                 s += buf[i * info->channels + c];
             mono[done + i] = (float)(s / info->channels);
         }
+        if (levels && levels->n)
+            hark_levels_add(levels, buf, (size_t)got, done, info->samplerate);
         done += got;
     }
     free(buf);
@@ -185,8 +197,8 @@ static int check_length(const SF_INFO *info, const char *path, hark_error *e)
     return 0;
 }
 
-static int decode_sndfile(const uint8_t *data, size_t size, const char *path, float **out,
-                          size_t *n_out, double *rate, int locked, hark_error *e)
+static int decode_sndfile(const uint8_t *data, size_t size, const char *path, decoded *out,
+                          int locked, hark_error *e)
 {
     memfile m = {data, (sf_count_t)size, 0};
     SF_INFO info;
@@ -203,34 +215,38 @@ static int decode_sndfile(const uint8_t *data, size_t size, const char *path, fl
         return rc;
     }
     float *mono = malloc(sizeof(float) * (size_t)info.frames);
-    if (!mono) {
+    hark_levels *lv = info.channels == 2 ? out->levels : NULL;
+    if (!mono || (lv && hark_levels_alloc(lv, info.frames, info.samplerate))) {
+        free(mono);
         sf_close(sf);
         return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
     }
     sf_command(sf, SFC_SET_NORM_FLOAT, NULL, SF_TRUE);
-    rc = downmix(sf, &info, mono, path, e);
+    rc = downmix(sf, &info, mono, lv, path, e);
     sf_close(sf);
     if (rc) {
         free(mono);
+        if (lv)
+            hark_levels_free(lv);
         return rc;
     }
-    *out = mono;
-    *n_out = (size_t)info.frames;
-    *rate = info.samplerate;
+    out->mono = mono;
+    out->frames = (size_t)info.frames;
+    out->rate = info.samplerate;
     return 0;
 }
 
-static int decode_memory(const uint8_t *data, size_t size, const char *path, float **out,
-                         size_t *n_out, double *rate, hark_error *e)
+static int decode_memory(const uint8_t *data, size_t size, const char *path, decoded *out,
+                         hark_error *e)
 {
     if (size == 0)
         return hark_fail(e, HARK_ERR_FORMAT, "%s: empty file", path);
     int rc = check_wav_complete(data, size, path, e);
     if (rc || !looks_like_mpeg(data, size))
-        return rc ? rc : decode_sndfile(data, size, path, out, n_out, rate, 0, e);
+        return rc ? rc : decode_sndfile(data, size, path, out, 0, e);
     pthread_mutex_lock(&open_lock);
     int saved = mute_stderr();
-    rc = decode_sndfile(data, size, path, out, n_out, rate, 1, e);
+    rc = decode_sndfile(data, size, path, out, 1, e);
     unmute_stderr(saved);
     pthread_mutex_unlock(&open_lock);
     return rc;
@@ -257,28 +273,36 @@ int hark_resample(const float *in, size_t n_in, double rate_in, float **out, siz
     return 0;
 }
 
-int hark_audio_read(const char *path, float **samples, size_t *n, hark_error *e)
+int hark_audio_read_levels(const char *path, float **samples, size_t *n, hark_levels *levels,
+                           hark_error *e)
 {
     int is_stdin = strcmp(path, "-") == 0;
+    if (levels)
+        *levels = (hark_levels){{NULL, NULL}, 0};
     hark_map m;
     int rc = hark_map_file(is_stdin ? "/dev/stdin" : path, &m, e);
     if (rc)
         return rc;
-    float *mono = NULL;
-    size_t frames = 0;
-    double rate = 0;
-    rc = decode_memory(m.data, m.size, is_stdin ? "stdin" : path, &mono, &frames, &rate, e);
+    decoded d = {NULL, 0, 0, levels};
+    rc = decode_memory(m.data, m.size, is_stdin ? "stdin" : path, &d, e);
     hark_map_release(&m);
     if (rc)
         return rc;
-    if (rate == HARK_SAMPLE_RATE) {
-        *samples = mono;
-        *n = frames;
+    if (d.rate == HARK_SAMPLE_RATE) {
+        *samples = d.mono;
+        *n = d.frames;
         return 0;
     }
-    rc = hark_resample(mono, frames, rate, samples, n, e);
-    free(mono);
+    rc = hark_resample(d.mono, d.frames, d.rate, samples, n, e);
+    free(d.mono);
+    if (rc && levels)
+        hark_levels_free(levels);
     return rc;
+}
+
+int hark_audio_read(const char *path, float **samples, size_t *n, hark_error *e)
+{
+    return hark_audio_read_levels(path, samples, n, NULL, e);
 }
 
 int hark_read_audio(const char *path, float **samples, size_t *n_samples, char *err,

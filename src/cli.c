@@ -72,6 +72,9 @@ static const char USAGE[] =
     "  -j, --jobs N              files transcribed at once (model loaded once)\n"
     "      --overwrite           redo files whose outputs already exist\n"
     "      --shard K/N           only the K-th of N slices of the file list\n"
+    "      --diarize             stereo files: label each segment with the louder\n"
+    "                            channel, (speaker 0) left or 1 right, as whisper.cpp's\n"
+    "                            -di (json \"speaker\", a tsv column, vtt <v Speaker0>)\n"
     "  -v, --verbose             print each segment as it is decoded, as openai's\n"
     "                            --verbose: [00:01.000 --> 00:03.400] text (without\n"
     "                            -o, instead of the transcript; no progress bar)\n"
@@ -458,6 +461,8 @@ static int parse_file_option(cli_options *o, int argc, char **argv, int *i)
         o->detect_language = 1;
     else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
         o->verbose = 1;
+    else if (!strcmp(a, "--diarize") || !strcmp(a, "-di"))
+        o->params.diarize = 1;
     else if (v && (!strcmp(a, "-o") || !strcmp(a, "--output-dir")))
         o->out_dir = v, (*i)++;
     else if (v && (!strcmp(a, "-f") || !strcmp(a, "--format"))) {

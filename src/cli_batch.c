@@ -51,6 +51,7 @@ typedef struct worker_arg {
     batch *b;
     hark_context *ctx;
     const item *it;     /* the file being transcribed */
+    int printed;        /* its segments printed so far: the next is segment printed */
     double done, total; /* seconds of the current file transcribed, of its length
                          * (under the batch's lock) */
 } worker_arg;
@@ -508,9 +509,10 @@ static int format_outputs(batch *b, hark_context *ctx, item *it)
  * path (with -j they interleave). */
 static void print_segment(double start, double end, const char *text, void *user)
 {
-    const worker_arg *w = user;
+    worker_arg *w = user;
     int verbose = w->b->o->verbose;
-    char *line = verbose ? hark_verbose_line(start, end, text) : hark_txt_line(text);
+    char speaker = hark_segment_label(w->ctx, w->printed++);
+    char *line = verbose ? hark_verbose_line(start, end, text, speaker) : hark_txt_line(text, speaker);
     flockfile(stdout);
     if (verbose && w->b->n > 1)
         printf("%s: ", w->it->path);
@@ -564,6 +566,7 @@ static void *worker(void *arg)
     for (size_t i; (i = take(w->b)) < w->b->n;) {
         double t = now();
         w->it = &w->b->v[i];
+        w->printed = 0;
         int ok = transcribe_one(w->b, w->ctx, &w->b->v[i]);
         finish(w, &w->b->v[i], ok, hark_audio_seconds(w->ctx), now() - t);
     }

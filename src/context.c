@@ -79,23 +79,28 @@ int hark_transcribe(hark_context *c, const float *samples, size_t n)
     c->error.msg[0] = 0;
     if (!samples && n)
         return hark_fail(&c->error, HARK_ERR_ARG, "no samples given");
-    return hark_run(c->model, &c->params, c->pool, c->dec, samples, n, &c->result, &c->error);
+    hark_audio in = {samples, n, NULL};
+    return hark_run(c->model, &c->params, c->pool, c->dec, &in, &c->result, &c->error);
 }
 
 int hark_transcribe_file(hark_context *c, const char *path)
 {
     float *x;
     size_t n;
+    hark_levels levels;
     if (!c)
         return HARK_ERR_ARG;
     c->error.msg[0] = 0;
     hark_result_clear(&c->result);
     if (!path)
         return hark_fail(&c->error, HARK_ERR_ARG, "no file given");
-    int rc = hark_audio_read(path, &x, &n, &c->error);
+    int rc = hark_audio_read_levels(path, &x, &n, c->params.diarize ? &levels : NULL, &c->error);
     if (rc)
         return rc;
-    rc = hark_run(c->model, &c->params, c->pool, c->dec, x, n, &c->result, &c->error);
+    hark_audio in = {x, n, c->params.diarize ? &levels : NULL};
+    rc = hark_run(c->model, &c->params, c->pool, c->dec, &in, &c->result, &c->error);
+    if (c->params.diarize)
+        hark_levels_free(&levels);
     /* name the input, unless the message already names a file (input or model) */
     if (rc && strncmp(c->error.msg, path, strlen(path)) != 0 &&
         strncmp(c->error.msg, c->model->path, strlen(c->model->path)) != 0) {
@@ -118,6 +123,16 @@ double hark_audio_seconds(const hark_context *c) { return c ? c->result.audio_se
 int hark_n_segments(const hark_context *c) { return c ? c->result.n : 0; }
 const char *hark_segment_text(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->text : ""; }
 double hark_segment_start(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->start : 0; }
+char hark_segment_label(const hark_context *c, int i)
+{
+    return seg(c, i) ? seg(c, i)->speaker : 0;
+}
+
+int hark_segment_speaker(const hark_context *c, int i)
+{
+    char label = hark_segment_label(c, i);
+    return label == '0' ? 0 : label == '1' ? 1 : label == '?' ? HARK_SPEAKER_UNSURE : HARK_SPEAKER_NONE;
+}
 double hark_segment_end(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->end : 0; }
 int hark_segment_n_tokens(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->n_tokens : 0; }
 

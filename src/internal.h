@@ -238,16 +238,36 @@ int hark_tokenize(const hark_vocab *v, const char *text, int **ids);
 const char *hark_lang_code(int index); /* "en", "zh", ... in token order */
 const char *hark_token_bytes(const hark_vocab *v, int id, int *len);
 
-/* A segment's text as the txt writer prints it: stripped, on a line of its own
- * (malloc'd; NULL when out of memory). */
-char *hark_txt_line(const char *text);
+/* A segment's text as the txt writer prints it: stripped, on a line of its own,
+ * after "(speaker N) " for a diarized segment's label N (0: none; malloc'd; NULL
+ * when out of memory). */
+char *hark_txt_line(const char *text, char speaker);
+/* Segment i's speaker label ('0', '1', '?'; 0 for none), as the writers print it. */
+char hark_segment_label(const hark_context *c, int i);
 /* openai's --verbose line for a segment: "[00:01.000 --> 00:03.400] text\n",
- * hours only past the first (malloc'd; NULL when out of memory). */
-char *hark_verbose_line(double start, double end, const char *text);
+ * hours only past the first, the speaker as whisper.cpp prints it:
+ * "[...]  (speaker 1) text" (malloc'd; NULL when out of memory). */
+char *hark_verbose_line(double start, double end, const char *text, char speaker);
 
 /* ------------------------------------------------------------ audio and mel */
 
 int hark_audio_read(const char *path, float **samples, size_t *n, hark_error *e);
+/* A stereo file's loudness for diarization (speaker.c): each channel's sum of
+ * |sample| per 10 ms of the file; n is 0 when the file is not stereo. */
+typedef struct hark_levels {
+    float *ch[2];
+    size_t n;
+} hark_levels;
+/* hark_audio_read that also fills *levels (zeroed first) when the file has two channels. */
+int hark_audio_read_levels(const char *path, float **samples, size_t *n, hark_levels *levels,
+                           hark_error *e);
+int hark_levels_alloc(hark_levels *lv, long long frames, int rate);
+/* Adds n interleaved stereo frames, the first being frame first of the file. */
+void hark_levels_add(hark_levels *lv, const float *frames, size_t n, long long first, int rate);
+void hark_levels_free(hark_levels *lv);
+/* The speaker of [start, end) seconds as whisper.cpp labels it: '0' or '1' for the
+ * louder channel, '?' for neither; 0 without levels. */
+char hark_levels_speaker(const hark_levels *lv, double start, double end);
 /* MPEG decoding mutes stderr (fd 2) for its decoder's chatter; a program that
  * writes to stderr from other threads meanwhile takes this lock first. */
 void hark_stderr_lock(void);

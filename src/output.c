@@ -75,41 +75,51 @@ static void put_time(sbuf *b, double seconds, int always_hours, char sep)
     put(b, "%02ld:%02ld%c%03ld", m, s, sep, ms % 1000);
 }
 
-char *hark_txt_line(const char *text)
+/* whisper.cpp's label before a diarized segment's text: "(speaker 0) ", or in
+ * WebVTT a voice span, "<v Speaker0>" (speaker: the segment's label, 0 for none). */
+static void put_speaker(sbuf *b, char speaker, int vtt)
 {
-    size_t n = strip_span(&text);
-    char *line = malloc(n + 2);
-    if (line) {
-        memcpy(line, text, n);
-        line[n] = '\n', line[n + 1] = 0;
-    }
-    return line;
+    if (speaker)
+        put(b, vtt ? "<v Speaker%c>" : "(speaker %c) ", speaker);
 }
 
-char *hark_verbose_line(double start, double end, const char *text)
+char *hark_txt_line(const char *text, char speaker)
+{
+    sbuf b = {0};
+    size_t n = strip_span(&text);
+    put_speaker(&b, speaker, 0);
+    put(&b, "%.*s\n", (int)n, text);
+    return b.oom ? (free(b.s), NULL) : b.s;
+}
+
+char *hark_verbose_line(double start, double end, const char *text, char speaker)
 {
     sbuf b = {0};
     put(&b, "[");
     put_time(&b, start, 0, '.');
     put(&b, " --> ");
     put_time(&b, end, 0, '.');
-    put(&b, "] %s\n", text);
+    put(&b, "] ");
+    if (speaker)
+        put(&b, " (speaker %c)", speaker);
+    put(&b, "%s\n", text);
     return b.oom ? (free(b.s), NULL) : b.s;
 }
 
 static void put_txt(sbuf *b, const hark_result *r)
 {
     for (int i = 0; i < r->n; i++) {
-        char *line = hark_txt_line(r->seg[i].text);
+        char *line = hark_txt_line(r->seg[i].text, r->seg[i].speaker);
         put(b, "%s", line ? line : "\n");
         free(line);
     }
 }
 
 /* The text of a subtitle cue: "-->" cannot appear inside one. */
-static void put_cue_text(sbuf *b, const char *text)
+static void put_cue_text(sbuf *b, const char *text, char speaker, int srt)
 {
     char *t = stripped(text);
+    put_speaker(b, speaker, !srt);
     for (char *p = t; p && *p; p++) {
         if (strncmp(p, "-->", 3) == 0) {
             put(b, "->");
@@ -122,8 +132,10 @@ static void put_cue_text(sbuf *b, const char *text)
     free(t);
 }
 
-/* One subtitle cue in SRT (numbered, hours always) or VTT form. */
-static void put_cue(sbuf *b, int *index, double start, double end, const char *text, int srt)
+/* One subtitle cue in SRT (numbered, hours always) or VTT form, labelled with
+ * its speaker when diarized. */
+static void put_cue(sbuf *b, int *index, double start, double end, const char *text,
+                    char speaker, int srt)
 {
     if (srt)
         put(b, "%d\n", ++*index);
@@ -131,7 +143,7 @@ static void put_cue(sbuf *b, int *index, double start, double end, const char *t
     put(b, " --> ");
     put_time(b, end, srt, srt ? ',' : '.');
     put(b, "\n");
-    put_cue_text(b, text);
+    put_cue_text(b, text, speaker, srt);
     put(b, "\n");
 }
 
@@ -143,6 +155,7 @@ enum { WORD_AS_SPOKEN, WORD_STRIPPED, WORD_NEW_LINE };
 
 typedef struct cue_word {
     const hark_word *w;
+    char speaker; /* its segment's label */
     int starts_cue;
     int shown; /* WORD_... */
 } cue_word;
@@ -177,7 +190,7 @@ typedef struct layout {
 
 static cue_word place(layout *l, const hark_word *w, int k)
 {
-    cue_word c = {w, 0, WORD_AS_SPOKEN};
+    cue_word c = {w, 0, 0, WORD_AS_SPOKEN};
     int pause = !l->keep_segments && w->start - l->last > 3.0;
     int segment_break = l->keep_segments && k % l->per_line == 0 && l->in_cue > 0;
     if (l->line_len > 0 && l->line_len + chars(w->text) <= l->width && !pause && !segment_break) {
@@ -216,7 +229,8 @@ static cue_word *lay_out(const hark_result *r, const hark_params *p, int *n)
         for (int k = 0; k < r->seg[i].n_words; k++) {
             if (*n == 0)
                 l.last = r->seg[i].words[k].start;
-            cw[(*n)++] = place(&l, &r->seg[i].words[k], k);
+            cw[*n] = place(&l, &r->seg[i].words[k], k);
+            cw[(*n)++].speaker = r->seg[i].speaker;
         }
     return cw;
 }
@@ -248,7 +262,8 @@ static char *cue_text(const cue_word *cw, int n, int u)
 }
 
 /* One cue of words; with highlight (openai's --highlight_words) a cue per
- * word with that word underlined, and the plain text over any gap. */
+ * word with that word underlined, and the plain text over any gap.  Its first
+ * word's segment names the speaker. */
 static void put_word_cue(sbuf *b, int *index, const cue_word *cw, int n, int highlight, int srt)
 {
     char *plain = cue_text(cw, n, -1);
@@ -256,16 +271,17 @@ static void put_word_cue(sbuf *b, int *index, const cue_word *cw, int n, int hig
         b->oom = 1;
         return;
     }
+    char who = cw[0].speaker;
     if (!highlight)
-        put_cue(b, index, cw[0].w->start, cw[n - 1].w->end, plain, srt);
+        put_cue(b, index, cw[0].w->start, cw[n - 1].w->end, plain, who, srt);
     double last = cw[0].w->start;
     for (int k = 0; highlight && k < n; k++) {
         const hark_word *w = cw[k].w;
         if (lround(last * 1000) != lround(w->start * 1000))
-            put_cue(b, index, last, w->start, plain, srt);
+            put_cue(b, index, last, w->start, plain, who, srt);
         char *marked = cue_text(cw, n, k);
         if (marked)
-            put_cue(b, index, w->start, w->end, marked, srt);
+            put_cue(b, index, w->start, w->end, marked, who, srt);
         b->oom |= !marked;
         free(marked);
         last = w->end;
@@ -310,19 +326,24 @@ static void put_subtitles(sbuf *b, const hark_result *r, const hark_params *p, i
         return;
     }
     for (int i = 0; i < r->n; i++)
-        put_cue(b, &index, r->seg[i].start, r->seg[i].end, r->seg[i].text, srt);
+        put_cue(b, &index, r->seg[i].start, r->seg[i].end, r->seg[i].text, r->seg[i].speaker,
+                srt);
 }
 
-static void put_tsv(sbuf *b, const hark_result *r)
+/* openai's tsv; diarized, a speaker column before the text (empty for a file
+ * without two channels), as whisper.cpp's csv has one. */
+static void put_tsv(sbuf *b, const hark_result *r, int diarize)
 {
-    put(b, "start\tend\ttext\n");
+    put(b, diarize ? "start\tend\tspeaker\ttext\n" : "start\tend\ttext\n");
     for (int i = 0; i < r->n; i++) {
         char *t = stripped(r->seg[i].text);
         for (char *p = t; p && *p; p++)
             if (*p == '\t')
                 *p = ' ';
-        put(b, "%ld\t%ld\t%s\n", lround(r->seg[i].start * 1000), lround(r->seg[i].end * 1000),
-            t ? t : "");
+        put(b, "%ld\t%ld\t", lround(r->seg[i].start * 1000), lround(r->seg[i].end * 1000));
+        if (diarize)
+            put(b, "%.1s\t", &r->seg[i].speaker);
+        put(b, "%s\n", t ? t : "");
         free(t);
     }
 }
@@ -335,6 +356,9 @@ static cJSON *segment_json(const hark_segment *s, int id)
     cJSON_AddNumberToObject(o, "start", s->start);
     cJSON_AddNumberToObject(o, "end", s->end);
     cJSON_AddStringToObject(o, "text", s->text);
+    char label[2] = {s->speaker, 0};
+    if (s->speaker) /* after the text, as whisper.cpp's */
+        cJSON_AddStringToObject(o, "speaker", label);
     for (int j = 0; j < s->n_tokens; j++) {
         cJSON *t = cJSON_CreateObject();
         cJSON_AddNumberToObject(t, "id", s->tokens[j]);
@@ -396,8 +420,7 @@ static void put_txt_p(sbuf *b, const hark_result *r, const hark_params *p)
 
 static void put_tsv_p(sbuf *b, const hark_result *r, const hark_params *p)
 {
-    (void)p;
-    put_tsv(b, r);
+    put_tsv(b, r, p->diarize);
 }
 
 static void put_json_p(sbuf *b, const hark_result *r, const hark_params *p)

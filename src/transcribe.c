@@ -72,6 +72,7 @@ typedef struct loop_state {
     int n_initial;         /* the initial prompt's tokens, at the start of history */
     int *carried, n_carried; /* with carry_initial_prompt: the initial prompt + recent text */
     int lang_token, task_token;
+    const hark_levels *levels; /* a stereo file's, to label speakers; else NULL */
 } loop_state;
 
 static int history_add(loop_state *st, const int *t, int n)
@@ -379,7 +380,9 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
             return HARK_ERR_NOMEM;
     if (!st->p->condition_on_previous_text || temperature > 0.5f)
         st->prompt_from = st->n_history;
-    for (int i = first; st->p->on_segment && i < r->n; i++) /* final from here on */
+    for (int i = first; i < r->n; i++) /* final from here on */
+        r->seg[i].speaker = hark_levels_speaker(st->levels, r->seg[i].start, r->seg[i].end);
+    for (int i = first; st->p->on_segment && i < r->n; i++)
         st->p->on_segment(r->seg[i].start, r->seg[i].end, r->seg[i].text, st->p->on_segment_user);
     return advance;
 }
@@ -504,12 +507,15 @@ static int check_params(const hark_model *m, const hark_params *p, hark_error *e
 }
 
 int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_decoder *dec,
-             const float *samples, size_t n, hark_result *r, hark_error *e)
+             const hark_audio *in, hark_result *r, hark_error *e)
 {
     loop_state st = {0};
+    const float *samples = in->samples;
+    size_t n = in->n;
     st.m = m;
     st.dec = dec;
     st.p = p;
+    st.levels = p->diarize ? in->levels : NULL;
     st.lang_token = st.task_token = -1;
     hark_result_clear(r);
     snprintf(r->language, sizeof r->language, "en");

@@ -16,6 +16,7 @@ typedef struct hark_segment {
     float temperature, avg_logprob, compression_ratio, no_speech_prob;
     struct hark_word *words;
     int n_words;
+    char speaker;         /* diarized: '0', '1' or '?' (hark_levels_speaker); else 0 */
 } hark_segment;
 
 typedef struct hark_word {
@@ -73,11 +74,17 @@ int hark_word_seek(const hark_word_window *w, double threshold, const hark_segme
 int hark_segments_end(const hark_segment *segs, int n, double *end);
 /* openai's is_segment_anomaly: improbable, very short or very long words. */
 int hark_segment_anomaly(const hark_segment *s);
-/* Transcribes 16 kHz mono samples into r. */
+/* What hark_run transcribes: 16 kHz mono samples, and with them the loudness of
+ * a stereo file's channels when its speakers are to be told apart (else NULL). */
+typedef struct hark_audio {
+    const float *samples;
+    size_t n;
+    const hark_levels *levels;
+} hark_audio;
+/* Transcribes the audio into r. */
 struct hark_pool;
 struct hark_decoder;
 int hark_run(const hark_model *m, const hark_params *p, struct hark_pool *pool,
-             struct hark_decoder *dec, const float *samples, size_t n, hark_result *r,
-             hark_error *e);
+             struct hark_decoder *dec, const hark_audio *in, hark_result *r, hark_error *e);
 
 #endif

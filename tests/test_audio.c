@@ -95,8 +95,64 @@ static void roundtrip(int format, int channels, int rate, double tol, const char
     unlink(path);
 }
 
+/* A stereo file at rate: 1 s with the left channel at amplitude a and the right
+ * at b, then 1 s with them swapped; its levels and samples read back. */
+static size_t stereo_levels(int rate, int channels, double a, double b, hark_levels *lv)
+{
+    char path[] = "/tmp/hark-audio-XXXXXX";
+    close(mkstemp(path));
+    size_t n = 2 * (size_t)rate;
+    float *x = calloc(n * (size_t)channels, sizeof(float));
+    for (size_t i = 0; i < n; i++) {
+        double s = sin(2 * M_PI * 300 * (double)i / rate), first = i < (size_t)rate;
+        x[i * channels] = (float)(s * (first ? a : b));
+        if (channels > 1)
+            x[i * channels + 1] = (float)(s * (first ? b : a));
+    }
+    SF_INFO info = {.samplerate = rate, .channels = channels,
+                    .format = SF_FORMAT_WAV | SF_FORMAT_FLOAT};
+    SNDFILE *sf = sf_open(path, SFM_WRITE, &info);
+    sf_writef_float(sf, x, (sf_count_t)n);
+    sf_close(sf);
+    float *y = NULL;
+    size_t m = 0;
+    hark_error e;
+    CHECK(hark_audio_read_levels(path, &y, &m, lv, &e) == 0, "levels: %s", e.msg);
+    free(x), free(y);
+    unlink(path);
+    return m;
+}
+
+/* whisper.cpp's --diarize rule: the channel whose sum of |sample| over a span is
+ * more than 1.1 times the other's speaks. */
+static void test_speaker_levels(void)
+{
+    hark_levels lv;
+    size_t m = stereo_levels(44100, 2, 0.5, 0.45, &lv); /* 0.5 / 0.45 = 1.11 */
+    CHECK(m == 32000 && lv.n == 201, "stereo levels: %zu samples, %zu bins", m, lv.n);
+    CHECK(hark_levels_speaker(&lv, 0, 1) == '0', "left louder by 11 %%: speaker 0");
+    CHECK(hark_levels_speaker(&lv, 1, 2) == '1', "right louder by 11 %%: speaker 1");
+    CHECK(hark_levels_speaker(&lv, 0.5, 1.5) == '?', "balanced: unsure");
+    /* summed over the span, not voted per 10 ms: left 0.7 * 0.5 + 0.1 * 0.45, right
+     * 0.7 * 0.45 + 0.1 * 0.5, louder by 8 % */
+    CHECK(hark_levels_speaker(&lv, 0.3, 1.1) == '?', "0.3-1.1 s: unsure");
+    CHECK(hark_levels_speaker(&lv, 0, 1.02) == '0', "0-1.02 s: louder by 10.7 %%, speaker 0");
+    CHECK(hark_levels_speaker(&lv, 1.5, 9) == '1', "an end past the file: its last half second");
+    CHECK(hark_levels_speaker(&lv, 3, 4) == '?', "past the end: nothing louder");
+    hark_levels_free(&lv);
+    stereo_levels(16000, 2, 0.5, 0.46, &lv); /* 0.5 / 0.46 = 1.087 */
+    CHECK(hark_levels_speaker(&lv, 0, 1) == '?', "louder by 9 %%: unsure");
+    hark_levels_free(&lv);
+    stereo_levels(16000, 1, 0.5, 0.1, &lv);
+    CHECK(lv.n == 0 && hark_levels_speaker(&lv, 0, 1) == 0, "mono: no levels");
+    stereo_levels(16000, 3, 0.5, 0.1, &lv);
+    CHECK(lv.n == 0 && !lv.ch[0], "three channels: no levels");
+    CHECK(hark_levels_speaker(NULL, 0, 1) == 0, "no levels: no speaker");
+}
+
 int main(void)
 {
+    test_speaker_levels();
     test_resampler_levels();
     roundtrip(SF_FORMAT_WAV | SF_FORMAT_PCM_16, 1, 16000, 1.0 / 32768, "wav pcm16");
     roundtrip(SF_FORMAT_WAV | SF_FORMAT_PCM_U8, 1, 16000, 1.0 / 128, "wav pcm8");

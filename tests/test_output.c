@@ -172,6 +172,47 @@ static void test_word_cues(void)
     expect_cues(&r1, &p, "a two-byte character", "1\n00:00:00,000 --> 00:00:00,600\nThe caf\xc3\xa9\n\n");
 }
 
+static void expect_format(const hark_result *r, const hark_params *p, const char *format,
+                          const char *want)
+{
+    char *got = hark_format_result(r, p, format);
+    CHECK(got && strcmp(got, want) == 0, "diarized %s: got\n%s", format, got ? got : "(null)");
+    free(got);
+}
+
+/* --diarize's labels as whisper.cpp writes them: "(speaker 0) " before the text in
+ * txt and srt, a WebVTT voice span, a tsv column, a json field after the text;
+ * '?' when neither channel is louder; a segment without a label has none. */
+static void test_speaker_labels(void)
+{
+    hark_segment seg[3];
+    hark_result r = two_segments(seg);
+    seg[0].speaker = '0', seg[1].speaker = '?';
+    seg[2] = (hark_segment){.start = 7, .end = 8, .text = " Unlabelled."};
+    r.n = 3;
+    hark_params p = hark_default_params();
+    p.diarize = 1;
+    expect_format(&r, &p, "txt", "(speaker 0) The quick brown fox jumps\n(speaker ?) over the lazy dog.\n"
+                                 "Unlabelled.\n");
+    expect_format(&r, &p, "vtt", "WEBVTT\n\n00:00.000 --> 00:01.500\n<v Speaker0>The quick brown fox jumps\n\n"
+                                 "00:05.000 --> 00:06.200\n<v Speaker?>over the lazy dog.\n\n"
+                                 "00:07.000 --> 00:08.000\nUnlabelled.\n\n");
+    expect_format(&r, &p, "tsv", "start\tend\tspeaker\ttext\n0\t1500\t0\tThe quick brown fox jumps\n"
+                                 "5000\t6200\t?\tover the lazy dog.\n7000\t8000\t\tUnlabelled.\n");
+    p.max_line_width = 10, p.max_line_count = 2; /* word cues: the first word's segment's */
+    r.n = 2;
+    expect_format(&r, &p, "srt", "1\n00:00:00,000 --> 00:00:01,200\n(speaker 0) The quick\nbrown fox\n\n"
+                                 "2\n00:00:01,200 --> 00:00:01,500\n(speaker 0) jumps\n\n"
+                                 "3\n00:00:05,000 --> 00:00:06,200\n(speaker ?) over the\nlazy dog.\n\n");
+    char *json = hark_format_result(&r, &p, "json");
+    CHECK(json && strstr(json, "\"text\":\" over the lazy dog.\",\"speaker\":\"?\",\"tokens\""),
+          "json speaker after the text: %s", json);
+    free(json);
+    seg[0].speaker = seg[1].speaker = 0;
+    expect_format(&r, &p, "tsv", "start\tend\tspeaker\ttext\n0\t1500\t\tThe quick brown fox jumps\n"
+                                 "5000\t6200\t\tover the lazy dog.\n");
+}
+
 int main(void)
 {
     char err[512];
@@ -188,6 +229,8 @@ int main(void)
     test_tsv(c);
     CHECK(hark_format_output(c, "doc") == NULL, "unknown format");
     test_word_cues();
+    test_speaker_labels();
+    CHECK(hark_segment_speaker(c, 0) == HARK_SPEAKER_NONE, "samples of a mono file: no speaker");
     hark_context_free(c);
     hark_model_free(m);
     return check_summary("output");

@@ -93,4 +93,55 @@ tail -n +2 "$TMP/long.tsv" | while IFS=$'\t' read -r s e text; do
 done >"$TMP/want"
 cmp -s "$TMP/verbose" "$TMP/want" && ok || bad "--verbose lines: $(diff "$TMP/want" "$TMP/verbose" | head -n 4)"
 expect_eq "--verbose past a minute" "$(tail -n 1 "$TMP/verbose" | cut -c 1-4)" "[01:"
+# --diarize (whisper.cpp's -di): a stereo file with one speaker on the left channel, then
+# after a second's pause another on the right; each segment is labelled with the louder
+# channel, in every writer, and the text is the same as without labels
+S1=samples/sample01-en-us.wav S2=samples/sample05-awb.wav
+plus1() { soxi -D "$1" | awk '{ print $1 + 1 }'; }
+sox "$S1" "$TMP/l.wav" pad 0 "$(plus1 "$S2")" && sox "$S2" "$TMP/r.wav" pad "$(plus1 "$S1")" 0
+sox -M "$TMP/l.wav" "$TMP/r.wav" "$TMP/lr.wav" && sox "$TMP/lr.wav" "$TMP/rl.wav" remix 2 1
+sox -M "$TMP/lr.wav" "$TMP/lr.wav" "$TMP/both.wav" remix 1,2 1,2 # the mix on both channels
+speakers() { tail -n +2 "$1" | cut -f 3 | tr '\n' ' '; }
+for f in lr rl both; do
+    "$HARK" -q --diarize -o "$TMP/di" -f all "$TMP/$f.wav" 2>"$TMP/err"
+    expect_eq "--diarize $f: exit, stderr" "$? $(wc -c <"$TMP/err")" "0 0"
+done
+expect_eq "--diarize tsv header" "$(head -n 1 "$TMP/di/lr.tsv")" "$(printf 'start\tend\tspeaker\ttext')"
+[[ "$(speakers "$TMP/di/lr.tsv")" =~ ^(0\ )+(1\ )+$ ]] && ok || bad "left then right: $(speakers "$TMP/di/lr.tsv")"
+[[ "$(speakers "$TMP/di/rl.tsv")" =~ ^(1\ )+(0\ )+$ ]] && ok || bad "swapped: $(speakers "$TMP/di/rl.tsv")"
+[[ "$(speakers "$TMP/di/both.tsv")" =~ ^(\?\ )+$ ]] && ok || bad "the same on both: $(speakers "$TMP/di/both.tsv")"
+"$HARK" -q "$TMP/lr.wav" >"$TMP/plain.txt"
+sed 's/^(speaker [01]) //' "$TMP/di/lr.txt" | cmp -s - "$TMP/plain.txt" && ok ||
+    bad "labelled txt: $(diff "$TMP/plain.txt" "$TMP/di/lr.txt" | head -n 4)"
+"$HARK" -q --diarize "$TMP/lr.wav" | cmp -s - "$TMP/di/lr.txt" && ok || bad "stdout differs from lr.txt"
+expect_eq "txt labels" "$(cut -c 1-11 "$TMP/di/lr.txt" | tr '\n' ' ')" \
+    "$(speakers "$TMP/di/lr.tsv" | sed 's/\([01]\) /(speaker \1) /g')"
+expect_eq "srt labels" "$(grep -o '^(speaker [01])' "$TMP/di/lr.srt" | cut -c 10 | tr '\n' ' ')" \
+    "$(speakers "$TMP/di/lr.tsv")"
+expect_eq "vtt voices" "$(grep -o '^<v Speaker[01]>' "$TMP/di/lr.vtt" | cut -c 11 | tr '\n' ' ')" \
+    "$(speakers "$TMP/di/lr.tsv")"
+expect_eq "json speakers after the text" "$(grep -o '","speaker":"[01]","tokens"' "$TMP/di/lr.json" |
+    cut -c 14 | tr '\n' ' ')" "$(speakers "$TMP/di/lr.tsv")"
+expect_eq "json: ? when neither is louder" "$(grep -o '"speaker":"?"' "$TMP/di/both.json" | wc -l)" \
+    "$(tail -n +2 "$TMP/di/both.tsv" | wc -l)"
+# --verbose: whisper.cpp's "]  (speaker 0) text"; two files in one worker, each labelled
+# from its own first segment
+"$HARK" -v -j 1 --diarize -o "$TMP/dv-out" "$TMP/lr.wav" "$TMP/rl.wav" >"$TMP/dv" 2>"$TMP/err"
+for f in lr rl; do
+    tail -n +2 "$TMP/di/$f.tsv" | while IFS=$'\t' read -r s e who text; do
+        echo "$TMP/$f.wav: [$(t "$s") --> $(t "$e")]  (speaker $who) $text"
+    done
+done >"$TMP/want"
+cmp -s "$TMP/dv" "$TMP/want" && ok || bad "--diarize -v: $(diff "$TMP/want" "$TMP/dv" | head -n 4)"
+# subtitles laid out from the words: each cue labelled with its first word's segment's
+"$HARK" -q --diarize --max-line-width 16 --max-line-count 1 -f srt "$TMP/lr.wav" >"$TMP/lr-words.srt"
+expect_eq "word cues labelled" "$(grep -c -- '-->' "$TMP/lr-words.srt")" \
+    "$(grep -c '^(speaker [01]) ' "$TMP/lr-words.srt")"
+[ "$(grep -c -- '-->' "$TMP/lr-words.srt")" -gt "$(tail -n +2 "$TMP/di/lr.tsv" | wc -l)" ] && ok ||
+    bad "--max-line-width 16 --max-line-count 1 made no more cues than segments"
+# without --diarize, or a file without two channels: no labels, the tsv column empty
+"$HARK" -q -o "$TMP/plain" -f tsv,json "$TMP/lr.wav" && "$HARK" -q --diarize -o "$TMP/mono" -f txt,tsv,json "$S1"
+expect_eq "no --diarize: no labels" "$(grep -c speaker "$TMP/plain/lr.tsv" "$TMP/plain/lr.json" "$TMP/mono/sample01-en-us.json" "$TMP/mono/sample01-en-us.txt" | tr '\n' ' ')" \
+    "$TMP/plain/lr.tsv:0 $TMP/plain/lr.json:0 $TMP/mono/sample01-en-us.json:0 $TMP/mono/sample01-en-us.txt:0 "
+expect_eq "mono: the speaker column empty" "$(tail -n +2 "$TMP/mono/sample01-en-us.tsv" | cut -f 3 | sort -u)" ""
 summary model
