@@ -158,7 +158,7 @@ int hark_segment_n_words(const hark_context *ctx, int i);
 const char *hark_segment_word(const hark_context *ctx, int i, int w, double *start, double *end,
                               float *probability);
 
-/* The last results as "txt", "srt", "vtt", "tsv" or "json" (malloc'd; NULL
+/* The last results as "txt", "srt", "vtt", "tsv", "json", "csv" or "lrc" (malloc'd; NULL
  * for an unknown format). */
 char *hark_format_output(const hark_context *ctx, const char *format);
 /* Writes them to path through a temporary file renamed into place. */

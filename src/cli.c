@@ -67,14 +67,15 @@ static const char USAGE[] =
     "\n"
     "files:\n"
     "  -o, --output-dir DIR      write DIR/<name>.<format> for each input\n"
-    "  -f, --format LIST         txt,json,srt,vtt,tsv or all (default with -o: txt,json)\n"
+    "  -f, --format LIST         txt,json,srt,vtt,tsv or all (openai's five; default\n"
+    "                            with -o: txt,json), csv, lrc (whisper.cpp's)\n"
     "  -r, --recursive           walk directories recursively\n"
     "  -j, --jobs N              files transcribed at once (model loaded once)\n"
     "      --overwrite           redo files whose outputs already exist\n"
     "      --shard K/N           only the K-th of N slices of the file list\n"
     "      --diarize             stereo files: label each segment with the louder\n"
     "                            channel, (speaker 0) left or 1 right, as whisper.cpp's\n"
-    "                            -di (json \"speaker\", a tsv column, vtt <v Speaker0>)\n"
+    "                            -di (json \"speaker\", a tsv/csv column, vtt <v Speaker0>)\n"
     "  -v, --verbose             print each segment as it is decoded, as openai's\n"
     "                            --verbose: [00:01.000 --> 00:03.400] text (without\n"
     "                            -o, instead of the transcript; no progress bar)\n"
@@ -191,8 +192,7 @@ static int parse_formats(const char *list, char *out, size_t n)
     char buf[128];
     snprintf(buf, sizeof buf, "%s", list);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","))
-        if (strcmp(t, "txt") && strcmp(t, "json") && strcmp(t, "srt") && strcmp(t, "vtt") &&
-            strcmp(t, "tsv"))
+        if (!hark_is_format(t))
             return -1;
     snprintf(out, n, "%s", list);
     return 0;
@@ -467,7 +467,7 @@ static int parse_file_option(cli_options *o, int argc, char **argv, int *i)
         o->out_dir = v, (*i)++;
     else if (v && (!strcmp(a, "-f") || !strcmp(a, "--format"))) {
         if (parse_formats(v, o->formats, sizeof o->formats))
-            return usage_error("unknown format in -f (txt,json,srt,vtt,tsv,all)");
+            return usage_error("unknown format in -f (txt,json,srt,vtt,tsv,csv,lrc,all)");
         (*i)++;
     } else if (v && (!strcmp(a, "-j") || !strcmp(a, "--jobs"))) {
         if (int_arg(v, 1, 256, &o->jobs))

@@ -242,6 +242,8 @@ const char *hark_token_bytes(const hark_vocab *v, int id, int *len);
  * after "(speaker N) " for a diarized segment's label N (0: none; malloc'd; NULL
  * when out of memory). */
 char *hark_txt_line(const char *text, char speaker);
+/* Whether hark_format_result writes format name (txt srt vtt tsv json csv lrc). */
+int hark_is_format(const char *name);
 /* Segment i's speaker label ('0', '1', '?'; 0 for none), as the writers print it. */
 char hark_segment_label(const hark_context *c, int i);
 /* openai's --verbose line for a segment: "[00:01.000 --> 00:03.400] text\n",

@@ -348,6 +348,41 @@ static void put_tsv(sbuf *b, const hark_result *r, int diarize)
     }
 }
 
+/* whisper.cpp's -ocsv: milliseconds and the text quoted, with a speaker column
+ * when diarized.  Quotes inside are doubled (RFC 4180, as spreadsheets and
+ * Python's csv read them), where whisper.cpp writes \" instead. */
+static void put_csv(sbuf *b, const hark_result *r, const hark_params *p)
+{
+    put(b, p->diarize ? "start,end,speaker,text\n" : "start,end,text\n");
+    for (int i = 0; i < r->n; i++) {
+        put(b, "%ld,%ld,", lround(r->seg[i].start * 1000), lround(r->seg[i].end * 1000));
+        if (p->diarize)
+            put(b, "%.1s,", &r->seg[i].speaker);
+        const char *t = r->seg[i].text;
+        size_t n = strip_span(&t);
+        put(b, "\"");
+        for (const char *q; (q = memchr(t, '"', n)); n -= (size_t)(q + 1 - t), t = q + 1)
+            put(b, "%.*s\"\"", (int)(q - t), t);
+        put(b, "%.*s\"\n", (int)n, t);
+    }
+}
+
+/* whisper.cpp's -olrc, lyrics for music players: "[mm:ss.xx]text" at each
+ * segment's start (minutes past 99 as they come), its speaker label first. */
+static void put_lrc(sbuf *b, const hark_result *r, const hark_params *p)
+{
+    (void)p;
+    put(b, "[by:hark]\n");
+    for (int i = 0; i < r->n; i++) {
+        long cs = lround(r->seg[i].start * 100);
+        const char *t = r->seg[i].text;
+        size_t n = strip_span(&t);
+        put(b, "[%02ld:%02ld.%02ld]", cs / 6000, cs / 100 % 60, cs % 100);
+        put_speaker(b, r->seg[i].speaker, 0);
+        put(b, "%.*s\n", (int)n, t);
+    }
+}
+
 static cJSON *segment_json(const hark_segment *s, int id)
 {
     cJSON *o = cJSON_CreateObject(), *toks = cJSON_CreateArray();
@@ -433,7 +468,15 @@ static const struct {
     const char *name;
     void (*write)(sbuf *, const hark_result *, const hark_params *);
 } WRITERS[] = {{"txt", put_txt_p}, {"srt", put_srt}, {"vtt", put_vtt}, {"tsv", put_tsv_p},
-               {"json", put_json_p}};
+               {"json", put_json_p}, {"csv", put_csv}, {"lrc", put_lrc}};
+
+int hark_is_format(const char *name)
+{
+    for (size_t i = 0; i < sizeof WRITERS / sizeof WRITERS[0]; i++)
+        if (strcmp(name, WRITERS[i].name) == 0)
+            return 1;
+    return 0;
+}
 
 char *hark_format_result(const hark_result *r, const hark_params *p, const char *format)
 {

@@ -34,7 +34,7 @@ typedef struct hark_result {
 } hark_result;
 
 void hark_result_clear(hark_result *r);
-/* The result in one of the writers' formats (txt srt vtt tsv json), or NULL
+/* The result in one of the writers' formats (txt srt vtt tsv json csv lrc), or NULL
  * (unknown format, out of memory); the caller frees it. */
 char *hark_format_result(const hark_result *r, const hark_params *p, const char *format);
 float hark_compression_ratio(const char *text);

@@ -176,7 +176,7 @@ static void expect_format(const hark_result *r, const hark_params *p, const char
                           const char *want)
 {
     char *got = hark_format_result(r, p, format);
-    CHECK(got && strcmp(got, want) == 0, "diarized %s: got\n%s", format, got ? got : "(null)");
+    CHECK(got && strcmp(got, want) == 0, "%s: got\n%s", format, got ? got : "(null)");
     free(got);
 }
 
@@ -213,6 +213,30 @@ static void test_speaker_labels(void)
                                  "5000\t6200\t\tover the lazy dog.\n");
 }
 
+/* whisper.cpp's csv (quotes doubled, as RFC 4180) and lrc ([mm:ss.xx] at each
+ * segment's start, minutes past 99 as they come), plain and diarized. */
+static void test_csv_lrc(void)
+{
+    hark_segment seg[3];
+    hark_result r = two_segments(seg);
+    seg[1].text = " He said \"no\", \"\"twice\".";
+    seg[2] = (hark_segment){.start = 6000.456, .end = 6001, .text = " Late."};
+    r.n = 3;
+    hark_params p = hark_default_params();
+    expect_format(&r, &p, "csv", "start,end,text\n0,1500,\"The quick brown fox jumps\"\n"
+                                 "5000,6200,\"He said \"\"no\"\", \"\"\"\"twice\"\".\"\n"
+                                 "6000456,6001000,\"Late.\"\n");
+    expect_format(&r, &p, "lrc", "[by:hark]\n[00:00.00]The quick brown fox jumps\n"
+                                 "[00:05.00]He said \"no\", \"\"twice\".\n[100:00.46]Late.\n");
+    p.diarize = 1;
+    seg[0].speaker = '1', seg[1].speaker = '?';
+    expect_format(&r, &p, "csv", "start,end,speaker,text\n0,1500,1,\"The quick brown fox jumps\"\n"
+                                 "5000,6200,?,\"He said \"\"no\"\", \"\"\"\"twice\"\".\"\n"
+                                 "6000456,6001000,,\"Late.\"\n");
+    expect_format(&r, &p, "lrc", "[by:hark]\n[00:00.00](speaker 1) The quick brown fox jumps\n"
+                                 "[00:05.00](speaker ?) He said \"no\", \"\"twice\".\n[100:00.46]Late.\n");
+}
+
 int main(void)
 {
     char err[512];
@@ -230,6 +254,7 @@ int main(void)
     CHECK(hark_format_output(c, "doc") == NULL, "unknown format");
     test_word_cues();
     test_speaker_labels();
+    test_csv_lrc();
     CHECK(hark_segment_speaker(c, 0) == HARK_SPEAKER_NONE, "samples of a mono file: no speaker");
     hark_context_free(c);
     hark_model_free(m);

@@ -38,6 +38,12 @@ expect_eq "vtt header" "$(head -n 1 "$TMP/outdir/clip.vtt")" "WEBVTT"
 expect_eq "vtt last cue timing" "$(grep -- '-->' "$TMP/outdir/clip.vtt" | tail -n 1)" "00:06.000 --> 00:07.320"
 expect_eq "tsv header" "$(head -n 1 "$TMP/outdir/clip.tsv")" "$(printf 'start\tend\ttext')"
 expect_eq "tsv last times" "$(tail -n 1 "$TMP/outdir/clip.tsv" | cut -f1,2)" "$(printf '6000\t7320')"
+# whisper.cpp's csv and lrc, only when named: the tsv's segments, the same times
+"$HARK" -q -m $M/hf-f32 $G -o "$TMP/outdir" -f csv,lrc --overwrite $CLIP
+expect_eq "csv rows" "$(tail -n +2 "$TMP/outdir/clip.csv" | cut -d, -f1,2 | tr '\n' ' ')" \
+    "$(tail -n +2 "$TMP/outdir/clip.tsv" | cut -f1,2 | tr '\t\n' ', ')"
+expect_eq "lrc lines" "$(tail -n +2 "$TMP/outdir/clip.lrc" | cut -c 1-10 | tr '\n' ' ')" \
+    "$(tail -n +2 "$TMP/outdir/clip.tsv" | awk '{ printf "[%02d:%05.2f] ", $1 / 60000, $1 % 60000 / 1000 }')"
 
 # timestamps (the default): segments on the 20 ms grid, in order, never overlapping
 "$HARK" -q -m $M/hf-f32 -f tsv $CLIP >"$TMP/ts.tsv"; expect_eq "timestamps exit" $? 0
@@ -198,7 +204,9 @@ head -c 80 "$TMP/m.npy" | grep -q "'shape': (80, 3732)" && ok || bad "mel npy sh
 
 # usage errors exit 2
 "$HARK" >/dev/null 2>&1; expect_eq "no input exit" $? 2
-"$HARK" -f doc $CLIP >/dev/null 2>&1; expect_eq "bad format exit" $? 2
+"$HARK" -f doc $CLIP >/dev/null 2>"$TMP/err"; expect_eq "bad format exit" $? 2
+expect_eq "bad format message" "$(cat "$TMP/err")" \
+    "hark: unknown format in -f (txt,json,srt,vtt,tsv,csv,lrc,all) (see hark --help)"
 
 # no model anywhere: a clear message
 (cd "$TMP" && HARK_MODEL= "$OLDPWD/$HARK" "$OLDPWD/$CLIP" >/dev/null 2>"$TMP/err"); rc=$?
