@@ -103,7 +103,8 @@ typedef struct hark_params {
 typedef struct hark_token_info {
     int id;
     float p;                /* probability of the token when it was chosen */
-    const char *text;       /* its bytes, NUL-terminated (may be a partial UTF-8 character) */
+    const char *text;       /* its text, valid UTF-8: a token holding part of a character
+                             * reads as U+FFFD, as openai's decode of it alone does */
 } hark_token_info;
 
 hark_params hark_default_params(void);

@@ -79,6 +79,8 @@ static const char USAGE[] =
     "  -v, --verbose             print each segment as it is decoded, as openai's\n"
     "                            --verbose: [00:01.000 --> 00:03.400] text (without\n"
     "                            -o, instead of the transcript; no progress bar)\n"
+    "      --print-colors        the text on stdout (txt, -v lines) coloured by each\n"
+    "                            token's probability, red to green, as whisper.cpp's -pc\n"
     "  -q, --quiet               no progress\n"
     "  -h, --help                this help\n"
     "      --version             print the version\n";
@@ -463,6 +465,8 @@ static int parse_file_option(cli_options *o, int argc, char **argv, int *i)
         o->verbose = 1;
     else if (!strcmp(a, "--diarize") || !strcmp(a, "-di"))
         o->params.diarize = 1;
+    else if (!strcmp(a, "--print-colors") || !strcmp(a, "-pc"))
+        o->print_colors = 1;
     else if (v && (!strcmp(a, "-o") || !strcmp(a, "--output-dir")))
         o->out_dir = v, (*i)++;
     else if (v && (!strcmp(a, "-f") || !strcmp(a, "--format"))) {
@@ -570,6 +574,25 @@ static int cmd_quantize(int argc, char **argv)
     return rc ? 1 : 0;
 }
 
+/* Where the transcripts go, and the options that need somewhere else: one file
+ * to stdout; several, or a directory, to files in the current directory unless
+ * -o says where (openai's CLI writes there too).  Returns 0 or 2. */
+static int settle_outputs(cli_options *o, char **inputs, int n)
+{
+    if (n == 0)
+        return usage_exit("no input files");
+    if (!o->out_dir && !o->detect_language && (n > 1 || is_directory(inputs[0])))
+        o->out_dir = ".";
+    if (o->verbose && !o->out_dir && o->formats[0])
+        return usage_exit("--verbose prints the segments to stdout: give -o with -f");
+    if (o->print_colors && !o->verbose && (o->out_dir || (o->formats[0] && strcmp(o->formats, "txt"))))
+        return usage_exit("--print-colors colours the text printed on stdout: one file as txt, "
+                          "or -v lines");
+    if (o->out_dir && !o->formats[0])
+        snprintf(o->formats, sizeof o->formats, "txt,json");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     cli_blas_reexec_if_slow(argv);
@@ -607,16 +630,8 @@ int main(int argc, char **argv)
             inputs[n++] = argv[i];
         }
     }
-    if (!rc && n == 0)
-        rc = usage_exit("no input files");
-    /* one file: stdout; several, or a directory: files in the current
-     * directory unless -o says where (openai's CLI writes there too) */
-    if (!rc && !o.out_dir && !o.detect_language && (n > 1 || is_directory(inputs[0])))
-        o.out_dir = ".";
-    if (!rc && o.verbose && !o.out_dir && o.formats[0])
-        rc = usage_exit("--verbose prints the segments to stdout: give -o with -f");
-    if (!rc && o.out_dir && !o.formats[0])
-        snprintf(o.formats, sizeof o.formats, "txt,json");
+    if (!rc)
+        rc = settle_outputs(&o, inputs, n);
     cli_default_threads(&o);
     if (!rc)
         rc = o.detect_language ? detect_languages(&o, inputs, n) : cli_run_batch(&o, inputs, n);

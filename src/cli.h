@@ -12,6 +12,7 @@ typedef struct cli_options {
     int jobs;               /* -j: files transcribed at once                    */
     int quiet;              /* -q                                               */
     int verbose;            /* -v: each segment on stdout as it comes, timed    */
+    int print_colors;       /* --print-colors: those lines coloured by confidence */
     int recursive;          /* -r                                               */
     int overwrite;          /* --overwrite: redo files whose outputs exist      */
     int shard_k, shard_n;   /* --shard K/N (1-based K); 0/0 = all               */

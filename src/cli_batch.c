@@ -510,9 +510,12 @@ static int format_outputs(batch *b, hark_context *ctx, item *it)
 static void print_segment(double start, double end, const char *text, void *user)
 {
     worker_arg *w = user;
-    int verbose = w->b->o->verbose;
-    char speaker = hark_segment_label(w->ctx, w->printed++);
+    int verbose = w->b->o->verbose, i = w->printed++;
+    char speaker = hark_segment_label(w->ctx, i);
+    char *colored = w->b->o->print_colors ? hark_segment_colored(w->ctx, i) : NULL;
+    text = colored ? colored : text;
     char *line = verbose ? hark_verbose_line(start, end, text, speaker) : hark_txt_line(text, speaker);
+    free(colored);
     flockfile(stdout);
     if (verbose && w->b->n > 1)
         printf("%s: ", w->it->path);

@@ -128,6 +128,11 @@ char hark_segment_label(const hark_context *c, int i)
     return seg(c, i) ? seg(c, i)->speaker : 0;
 }
 
+char *hark_segment_colored(const hark_context *c, int i)
+{
+    return seg(c, i) ? hark_colored_text(&c->model->vocab, seg(c, i)) : NULL;
+}
+
 int hark_segment_speaker(const hark_context *c, int i)
 {
     char label = hark_segment_label(c, i);

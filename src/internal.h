@@ -242,6 +242,14 @@ const char *hark_token_bytes(const hark_vocab *v, int id, int *len);
  * after "(speaker N) " for a diarized segment's label N (0: none; malloc'd; NULL
  * when out of memory). */
 char *hark_txt_line(const char *text, char speaker);
+/* whisper.cpp's --print-colors: segment s's text with each character coloured by
+ * the probability of the token that chose it (p^3 on a 10-step red-to-green
+ * scale; a character split over tokens takes the least likely), for a terminal
+ * (malloc'd; NULL when out of memory). */
+struct hark_segment;
+char *hark_colored_text(const hark_vocab *v, const struct hark_segment *s);
+/* The same for segment i of a context's result (NULL: no such segment, or out of memory). */
+char *hark_segment_colored(const hark_context *c, int i);
 /* Whether hark_format_result writes format name (txt srt vtt tsv json csv lrc). */
 int hark_is_format(const char *name);
 /* Segment i's speaker label ('0', '1', '?'; 0 for none), as the writers print it. */

@@ -1,5 +1,6 @@
 /* Writers: txt, srt, vtt, tsv and json, formatted as openai/whisper's writers
- * format them; files are written under a temporary name and renamed. */
+ * format them, and whisper.cpp's csv and lrc; files are written under a
+ * temporary name and renamed.  Also the segment lines hark prints on stdout. */
 #include <cJSON.h>
 #include <math.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 
 #include "internal.h"
 #include "transcribe.h"
+#include "utf8.h"
 
 const hark_result *hark_context_result(const hark_context *c);
 const hark_params *hark_context_params(const hark_context *c);
@@ -90,6 +92,63 @@ char *hark_txt_line(const char *text, char speaker)
     put_speaker(&b, speaker, 0);
     put(&b, "%.*s\n", (int)n, text);
     return b.oom ? (free(b.s), NULL) : b.s;
+}
+
+/* whisper.cpp's --print-colors palette (xterm's 256 colours), red to green */
+static const int CONFIDENCE_COLORS[] = {196, 202, 208, 214, 220, 226, 190, 154, 118, 82};
+enum { N_CONFIDENCE_COLORS = sizeof CONFIDENCE_COLORS / sizeof CONFIDENCE_COLORS[0] };
+
+/* Whether the last bytes of s[0..n) begin a UTF-8 character they do not finish. */
+static int ends_mid_character(const char *s, size_t n)
+{
+    for (size_t k = 1; k <= 3 && k <= n; k++) {
+        unsigned char c = (unsigned char)s[n - k];
+        if ((c & 0xC0) != 0x80)
+            return (c >= 0xF0 ? 4u : c >= 0xE0 ? 3u : c >= 0xC0 ? 2u : 1u) > k;
+    }
+    return 0;
+}
+
+/* Text bytes in one colour: the whitespace that opens a segment stays outside
+ * it, so the line can still be stripped. */
+static void put_colored(sbuf *b, const char *bytes, size_t n, float p)
+{
+    char *text = hark_utf8_sanitize(bytes, n);
+    if (!text) {
+        b->oom = 1;
+        return;
+    }
+    const char *t = text;
+    if (strspn(b->s, " ") == b->n) /* nothing but blanks so far */
+        for (; *t == ' '; t++)
+            put(b, " ");
+    int k = (int)(powf(p, 3) * N_CONFIDENCE_COLORS);
+    k = k < 0 ? 0 : k >= N_CONFIDENCE_COLORS ? N_CONFIDENCE_COLORS - 1 : k;
+    if (*t)
+        put(b, "\033[38;5;%dm%s\033[0m", CONFIDENCE_COLORS[k], t);
+    free(text);
+}
+
+char *hark_colored_text(const hark_vocab *v, const hark_segment *s)
+{
+    sbuf b = {0}, pending = {0};
+    put(&b, "%s", "");
+    float p = 1;
+    for (int j = 0; j < s->n_tokens; j++) {
+        int id = s->tokens[j];
+        if (id < 0 || id >= v->sp.eot)
+            continue;
+        put(&pending, "%.*s", v->length[id], v->bytes + v->offset[id]);
+        p = fminf(p, s->probs[j]);
+        if (pending.oom || ends_mid_character(pending.s, pending.n))
+            continue;
+        put_colored(&b, pending.s, pending.n, p);
+        pending.n = 0, p = 1;
+    }
+    if (pending.n)
+        put_colored(&b, pending.s, pending.n, p);
+    free(pending.s);
+    return b.oom || pending.oom ? (free(b.s), NULL) : b.s;
 }
 
 char *hark_verbose_line(double start, double end, const char *text, char speaker)

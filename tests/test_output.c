@@ -237,6 +237,29 @@ static void test_csv_lrc(void)
                                  "[00:05.00](speaker ?) He said \"no\", \"\"twice\".\n[100:00.46]Late.\n");
 }
 
+static int token_of(const hark_model *m, const char *bytes)
+{
+    int id = hark_vocab_lookup(&m->vocab, bytes, (int)strlen(bytes));
+    CHECK(id >= 0, "the vocabulary has a token for byte %02x", (unsigned char)bytes[0]);
+    return id;
+}
+
+/* --print-colors: whisper.cpp's palette by p^3; the opening blank outside the
+ * colours, specials skipped, a character split over two tokens one colour (the
+ * less likely token's), an unfinished one U+FFFD. */
+static void test_colored(const hark_model *m)
+{
+    int tokens[] = {token_of(m, " "), token_of(m, " "), token_of(m, "T"), token_of(m, "\xc3"), token_of(m, "\xa9"),
+                    m->vocab.sp.eot, token_of(m, "!"), token_of(m, "\xe2")};
+    float probs[] = {1, 0.1f, 1, 0.9f, 0.5f, 1, 0, 0.95f};
+    hark_segment s = {.tokens = tokens, .probs = probs, .n_tokens = 8};
+    char *got = hark_colored_text(&m->vocab, &s);
+    const char *want = "  \033[38;5;82mT\033[0m\033[38;5;202m\xc3\xa9\033[0m\033[38;5;196m!\033[0m"
+                       "\033[38;5;118m\xef\xbf\xbd\033[0m";
+    CHECK(got && strcmp(got, want) == 0, "colored text: %s", got ? got : "(null)");
+    free(got);
+}
+
 int main(void)
 {
     char err[512];
@@ -255,6 +278,7 @@ int main(void)
     test_word_cues();
     test_speaker_labels();
     test_csv_lrc();
+    test_colored(m);
     CHECK(hark_segment_speaker(c, 0) == HARK_SPEAKER_NONE, "samples of a mono file: no speaker");
     hark_context_free(c);
     hark_model_free(m);

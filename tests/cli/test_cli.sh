@@ -172,6 +172,24 @@ fi
 "$HARK" -v -f srt -m $M/hf-f32 $CLIP >/dev/null 2>"$TMP/err"; expect_eq "--verbose -f exit" $? 2
 expect_eq "--verbose -f message" "$(cat "$TMP/err")" \
     "hark: --verbose prints the segments to stdout: give -o with -f (see hark --help)"
+# --print-colors (whisper.cpp's -pc): the streamed txt and the -v lines, each
+# character in one of the palette's ten colours; without the colours, the same bytes;
+# refused where nothing is printed as text
+esc=$'\033'
+"$HARK" -q -m $M/hf-f32 --print-colors $CLIP >"$TMP/colored.txt"
+sed "s/$esc\[[0-9;]*m//g" "$TMP/colored.txt" | cmp -s - "$TMP/streamed.txt" && ok || bad "colours stripped: not the txt"
+expect_eq "only the palette's colours" "$(grep -o "$esc\[[0-9;]*m" "$TMP/colored.txt" | sort -u |
+    grep -cvE "^$esc\[(0|38;5;(196|202|208|214|220|226|190|154|118|82))m$")" 0
+[ "$(grep -o "$esc\[38;5" "$TMP/colored.txt" | wc -l)" -ge "$(wc -w <"$TMP/streamed.txt")" ] && ok ||
+    bad "fewer colours than words: $(cat -v "$TMP/colored.txt" | head -n 2)"
+"$HARK" -q -m $M/hf-f32 -v -pc -o "$TMP/cdir" $CLIP >"$TMP/colored.v"
+sed "s/$esc\[[0-9;]*m//g" "$TMP/colored.v" | cmp -s - <("$HARK" -q -m $M/hf-f32 -v $CLIP) && ok ||
+    bad "-v colours stripped: not the -v lines"
+grep -q "\]  $esc\[38;5;" "$TMP/colored.v" && ok || bad "-v: no colour after the times: $(cat -v "$TMP/colored.v" | head -n 1)"
+for args in "-o $TMP/cdir2" "-f json" "$CLIP"; do
+    "$HARK" -q -m $M/hf-f32 --print-colors $args $CLIP >/dev/null 2>"$TMP/err"
+    expect_eq "--print-colors $args" "$? $(cat "$TMP/err")" "2 hark: --print-colors colours the text printed on stdout: one file as txt, or -v lines (see hark --help)"
+done
 
 # An unknown option: exit 2 and one line; openai-whisper's underscored names are
 # answered with hark's spelling, names hark lacks (or only begins) are not
