@@ -471,7 +471,9 @@ static int parse_file_option(cli_options *o, int argc, char **argv, int *i)
         o->out_dir = v, (*i)++;
     else if (v && (!strcmp(a, "-f") || !strcmp(a, "--format"))) {
         if (parse_formats(v, o->formats, sizeof o->formats))
-            return usage_error("unknown format in -f (txt,json,srt,vtt,tsv,csv,lrc,all)");
+            return usage_error(access(v, F_OK) == 0 ? "-f takes output formats; the audio file "
+                               "goes without it (whisper.cpp's -f FILE is hark's FILE)"
+                               : "unknown format in -f (txt,json,srt,vtt,tsv,csv,lrc,all)");
         (*i)++;
     } else if (v && (!strcmp(a, "-j") || !strcmp(a, "--jobs"))) {
         if (int_arg(v, 1, 256, &o->jobs))
@@ -574,6 +576,20 @@ static int cmd_quantize(int argc, char **argv)
     return rc ? 1 : 0;
 }
 
+/* The error for an unknown option, with hark's spelling of openai-whisper's
+ * name or hark's way of doing what whisper.cpp's option does. */
+static void unknown_option(const char *a)
+{
+    char hint[240];
+    const char *whispercpp = cli_whispercpp_equivalent(a);
+    if (whispercpp)
+        fprintf(stderr, "hark: unknown option %s: whisper.cpp's %s %s (see hark --help)\n", a, a,
+                whispercpp);
+    else
+        fprintf(stderr, "hark: unknown option %s%s (see hark --help)\n", a,
+                cli_spelling_hint(a, NULL, hint, sizeof hint));
+}
+
 /* Where the transcripts go, and the options that need somewhere else: one file
  * to stdout; several, or a directory, to files in the current directory unless
  * -o says where (openai's CLI writes there too).  Returns 0 or 2. */
@@ -622,9 +638,7 @@ int main(int argc, char **argv)
         } else if ((r = cli_parse_common(&o, argc, argv, &i)) || (r = parse_file_option(&o, argc, argv, &i))) {
             rc = r < 0 ? 2 : 0;
         } else if (a[0] == '-' && a[1]) {
-            char hint[240];
-            fprintf(stderr, "hark: unknown option %s%s (see hark --help)\n", a,
-                    cli_spelling_hint(a, NULL, hint, sizeof hint));
+            unknown_option(a);
             rc = 2;
         } else {
             inputs[n++] = argv[i];

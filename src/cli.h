@@ -27,6 +27,8 @@ typedef struct cli_options {
  * openai-whisper's spelling ("--word_timestamps", "--output_format") of one
  * that hark's help or usage (may be NULL) lists, else "".  Returns buf. */
 const char *cli_spelling_hint(const char *option, const char *usage, char *buf, size_t n);
+/* What hark has for whisper.cpp's option ("-otxt": "is hark's -f txt"), or NULL (cli_hints.c). */
+const char *cli_whispercpp_equivalent(const char *option);
 /* Resolves -m or the default model path; prints the error and returns -1. */
 int cli_model_path(const cli_options *o, char *out, size_t n);
 /* Loads the model named by the options; prints the error and returns NULL. */

@@ -204,6 +204,28 @@ unknown --output_dir --output-dir
 unknown --output_format --format
 unknown --max_line
 unknown --fp16
+# whisper.cpp's options are answered with hark's way of doing the same, every one in
+# src/cli_hints.c's table (none shadowed by an option hark takes)
+whispercpp() {
+    "$HARK" -m $M/hf-f32 "$1" $CLIP >/dev/null 2>"$TMP/err"; expect_eq "$1 exit" $? 2
+    expect_eq "$1 message" "$(cat "$TMP/err")" "hark: unknown option $1: whisper.cpp's $1 $2 (see hark --help)"
+}
+whispercpp -otxt "is hark's -f txt"
+whispercpp --output-json-full "is hark's -f json (every token with its probability)"
+whispercpp -ml "is hark's --max-line-width N (srt and vtt lines, from the words)"
+whispercpp -nf "is hark's --temperature 0"
+whispercpp -ng "has no use here: hark runs on the CPU"
+n=0
+for opt in $(grep -o '^    {"-[-a-z]*", \(NULL\|"-[-a-z]*"\)' src/cli_hints.c | grep -o -- '"-[-a-z]*"' | tr -d '"'); do
+    "$HARK" -m $M/hf-f32 "$opt" $CLIP >/dev/null 2>"$TMP/err"
+    [[ $? == 2 && "$(cat "$TMP/err")" == "hark: unknown option $opt: whisper.cpp's $opt "* ]] && n=$((n + 1)) ||
+        bad "$opt: $(cat "$TMP/err")"
+done
+[ $n -ge 50 ] && ok || bad "only $n of whisper.cpp's options answered"
+# whisper.cpp's -f names the audio; hark's takes formats
+"$HARK" -m $M/hf-f32 -f $CLIP >/dev/null 2>"$TMP/err"; expect_eq "-f FILE exit" $? 2
+expect_eq "-f FILE message" "$(cat "$TMP/err")" \
+    "hark: -f takes output formats; the audio file goes without it (whisper.cpp's -f FILE is hark's FILE) (see hark --help)"
 
 # English-only models refuse to translate or detect a language
 expect_error "hark: $M/hf-f32: an English-only model cannot translate" -m $M/hf-f32 --task translate $CLIP
