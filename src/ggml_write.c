@@ -2,6 +2,7 @@
  * to one type (f32, f16 or a block type): `hark quantize`.  Conv weights stay
  * f16 and vectors and positional embeddings f32, as whisper.cpp's own
  * quantiser leaves them.  The file is written under a temporary name. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,20 +11,19 @@
 #include "internal.h"
 
 typedef struct writer {
-    FILE *f;
+    hark_out out;
     hark_dtype type;  /* for 2-D matrices */
-    int failed;
 } writer;
 
 static void put_i32(writer *w, int32_t v)
 {
     uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-    w->failed |= fwrite(b, 1, 4, w->f) != 4;
+    hark_out_write(&w->out, b, 4);
 }
 
 static void put_bytes(writer *w, const void *p, size_t n)
 {
-    w->failed |= n && fwrite(p, 1, n, w->f) != n;
+    hark_out_write(&w->out, p, n);
 }
 
 static void header(writer *w, const hark_model *m)
@@ -40,7 +40,7 @@ static void header(writer *w, const hark_model *m)
         put_i32(w, v[i]);
     float *filters = malloc(sizeof(float) * (size_t)hp->n_mels * 201);
     if (!filters) {
-        w->failed = 1;
+        hark_out_fail(&w->out, ENOMEM);
         return;
     }
     hark_mel_filters(hp->n_mels, filters);
@@ -87,7 +87,8 @@ static void tensor(writer *w, const char *name, const int64_t *shape, int ndim, 
         hark_quantize_row(packed, row, out, cols);
         put_bytes(w, packed, out_row);
     }
-    w->failed |= !row || !packed;
+    if (!row || !packed)
+        hark_out_fail(&w->out, ENOMEM);
     free(row);
     free(packed);
 }
@@ -178,25 +179,14 @@ int hark_model_write_ggml(const hark_model *m, const char *path, hark_dtype type
 {
     if (type == HARK_BF16)
         return hark_fail(e, HARK_ERR_ARG, "%s: ggml files have no bf16 type", path);
-    char *tmp = hark_temp_name(path);
-    if (!tmp)
-        return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
-    writer w = {fopen(tmp, "wb"), type, 0};
-    int rc = 0;
-    if (!w.f) {
-        rc = hark_fail(e, HARK_ERR_IO, "%s: cannot create", tmp);
-    } else {
-        header(&w, m);
-        vocabulary(&w, m);
-        tensors(&w, m);
-        w.failed |= fclose(w.f) != 0;
-        if (w.failed || rename(tmp, path) != 0)
-            rc = hark_fail(e, HARK_ERR_IO, "%s: write failed", path);
-    }
+    writer w = {.type = type};
+    int rc = hark_out_open(&w.out, path, e);
     if (rc)
-        remove(tmp);
-    free(tmp);
-    return rc;
+        return rc;
+    header(&w, m);
+    vocabulary(&w, m);
+    tensors(&w, m);
+    return hark_out_close(&w.out, e);
 }
 
 int hark_dtype_parse(const char *name)

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hark.h"
@@ -39,9 +40,22 @@ int hark_write_file(const char *path, const void *data, size_t size, hark_error 
 /* The same for a file made of n parts written one after the other. */
 int hark_write_parts(const char *path, const void *const *parts, const size_t *sizes, int n,
                      hark_error *e);
-/* "<path>.tmp.<pid>" (malloc'd; NULL when out of memory): where a file is
- * written before it is renamed into place. */
-char *hark_temp_name(const char *path);
+/* A file written piece by piece under "<path>.tmp.<pid>" and renamed into place
+ * when whole, synced first: after a failure or a crash the name holds the old
+ * file or the whole new one, never a part.  Writes after a failure do nothing;
+ * hark_out_close reports the first failure ("path: cannot write (reason)"). */
+typedef struct hark_out {
+    const char *path;
+    char *tmp;
+    FILE *f;
+    int err; /* errno of the first failure; 0 while all is well */
+} hark_out;
+int hark_out_open(hark_out *o, const char *path, hark_error *e);
+void hark_out_write(hark_out *o, const void *data, size_t n);
+/* Marks the file failed (err: an errno value) without writing, e.g. out of memory. */
+void hark_out_fail(hark_out *o, int err);
+/* Renames the file into place, or removes it after a failure; returns 0 or the error. */
+int hark_out_close(hark_out *o, hark_error *e);
 /* malloc for buffers a window fills whole (free() releases it): its pages
  * are faulted in by one call, not one fault each on first use. */
 void *hark_alloc_populated(size_t bytes);

@@ -140,36 +140,62 @@ int hark_memory_short(double bytes, double *available)
     return *available > 0 && bytes > *available;
 }
 
-char *hark_temp_name(const char *path)
+int hark_out_open(hark_out *o, const char *path, hark_error *e)
 {
     size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (tmp)
-        snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    return tmp;
+    *o = (hark_out){path, malloc(n), NULL, 0};
+    if (!o->tmp)
+        return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
+    snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    if ((o->f = fopen(o->tmp, "wb")))
+        return 0;
+    int rc = hark_fail(e, HARK_ERR_IO, "%s: cannot write (%s)", path, strerror(errno));
+    free(o->tmp);
+    o->tmp = NULL;
+    return rc;
+}
+
+void hark_out_fail(hark_out *o, int err)
+{
+    if (!o->err)
+        o->err = err ? err : EIO;
+}
+
+void hark_out_write(hark_out *o, const void *data, size_t n)
+{
+    if (!o->err && n && fwrite(data, 1, n, o->f) != n)
+        hark_out_fail(o, errno);
+}
+
+int hark_out_close(hark_out *o, hark_error *e)
+{
+    /* fsync before the rename: after a crash the name holds the whole file or the old one */
+    if (!o->err && (fflush(o->f) != 0 || fsync(fileno(o->f)) != 0))
+        hark_out_fail(o, errno);
+    if (fclose(o->f) != 0)
+        hark_out_fail(o, errno);
+    int rc = 0;
+    if (o->err)
+        rc = hark_fail(e, o->err == ENOMEM ? HARK_ERR_NOMEM : HARK_ERR_IO, "%s: cannot write (%s)",
+                       o->path, strerror(o->err));
+    else if (rename(o->tmp, o->path) != 0)
+        rc = hark_fail(e, HARK_ERR_IO, "%s: cannot rename into place (%s)", o->path,
+                       strerror(errno));
+    if (rc)
+        remove(o->tmp);
+    free(o->tmp);
+    o->tmp = NULL, o->f = NULL;
+    return rc;
 }
 
 int hark_write_parts(const char *path, const void *const *parts, const size_t *sizes, int n,
                      hark_error *e)
 {
-    char *tmp = hark_temp_name(path);
-    if (!tmp)
-        return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
-    FILE *f = fopen(tmp, "wb");
-    int ok = f != NULL, rc = 0;
-    for (int i = 0; ok && i < n; i++)
-        ok = fwrite(parts[i], 1, sizes[i], f) == sizes[i];
-    /* fsync before the rename: after a crash the name holds the whole file or the old one */
-    if (!ok || fflush(f) != 0 || fsync(fileno(f)) != 0)
-        rc = hark_fail(e, HARK_ERR_IO, "%s: cannot write", path);
-    if (f && fclose(f) != 0 && !rc)
-        rc = hark_fail(e, HARK_ERR_IO, "%s: cannot write", path);
-    if (!rc && rename(tmp, path) != 0)
-        rc = hark_fail(e, HARK_ERR_IO, "%s: cannot rename into place", path);
-    if (rc)
-        remove(tmp);
-    free(tmp);
-    return rc;
+    hark_out o;
+    int rc = hark_out_open(&o, path, e);
+    for (int i = 0; !rc && i < n; i++)
+        hark_out_write(&o, parts[i], sizes[i]);
+    return rc ? rc : hark_out_close(&o, e);
 }
 
 int hark_write_file(const char *path, const void *data, size_t size, hark_error *e)

@@ -146,5 +146,29 @@ else
     skip "script absent: the terminal progress bar is not checked"
 fi
 
+# A disk that fills up: each output that cannot be written is one line naming it and
+# why, its file fails and the rest go on; what was written is whole (the same bytes as
+# on a roomy disk), and no partial file or temporary is left. hark quantize the same.
+expect_error "hark: $T/nodir/q.bin: cannot write (No such file or directory)" quantize $M $T/nodir/q.bin q8_0
+FULL=$T/full
+mkdir $FULL
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=12k tmpfs $FULL 2>/dev/null; then
+    hk -r -f json -o $FULL $T/in 2>$T/err; rc=$?
+    failed=$(grep -c "^hark: $FULL/.*\.json: cannot write (No space left on device)$" $T/err)
+    written=$(cd $FULL && find . -type f | wc -l)
+    expect_eq "full disk: exit, every file written or reported" "$rc $((written + failed))" "1 5"
+    [ "$failed" -ge 1 ] && ok || bad "12 kB held every output: $(outputs $FULL)"
+    for f in $(cd $FULL && find . -name '*.json'); do
+        cmp -s $FULL/$f $T/o2/$f && ok || bad "$f differs from the roomy disk's"
+    done
+    expect_eq "full disk: no temporaries" "$(find $FULL -name '*.tmp.*' | wc -l)" 0
+    rm -rf $FULL/*
+    expect_error "hark: $FULL/q.bin: cannot write (No space left on device)" quantize $M $FULL/q.bin q8_0
+    expect_eq "quantize: nothing left" "$(ls -A $FULL)" ""
+    umount $FULL
+else
+    skip "no tmpfs to fill (needs root): a full disk is not checked"
+fi
+
 expect_eq "sanitizer reports" "$(cat $T/san.* 2>/dev/null | head -n 40)" ""
 summary batch

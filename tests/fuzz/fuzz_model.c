@@ -90,7 +90,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     write_file(wav, data, size);
     float *x = NULL;
     size_t n;
-    if (hark_read_audio(wav, &x, &n, err, sizeof err) == 0)
+    hark_levels lv; /* --diarize's reading: a stereo file's loudness too */
+    hark_error e;
+    if (hark_audio_read_levels(wav, &x, &n, &lv, &e) == 0) {
+        hark_levels_speaker(&lv, 0, (double)n / HARK_SAMPLE_RATE);
+        hark_levels_free(&lv);
         free(x);
+    }
     return 0;
 }
