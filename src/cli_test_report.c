@@ -14,7 +14,7 @@ static int write_file_atomically(const char *path, const char *text)
     hark_error e = {{0}};
     if (hark_write_file(path, text, strlen(text), &e) == 0)
         return 0;
-    fprintf(stderr, "hark: test: %s: cannot write the report\n", path);
+    fprintf(stderr, "hark: test: %s\n", e.msg);
     return -1;
 }
 

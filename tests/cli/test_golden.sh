@@ -103,7 +103,7 @@ expect_eq "ladder from 0 by 0.3" "$(ladder --temperature-increment-on-fallback 0
 
 hark_test "$TMP/m.tsv" "${DECODE[@]}" --report "$TMP/nodir/r.json" --junit "$TMP/j2.xml"
 expect_eq "unwritable report exit" $RC 1
-expect_eq "unwritable report message" "$(cat "$TMP/err")" "hark: test: $TMP/nodir/r.json: cannot write the report"
+expect_eq "unwritable report message" "$(cat "$TMP/err")" "hark: test: $TMP/nodir/r.json: cannot write (No such file or directory)"
 [ -s "$TMP/j2.xml" ] && ok || bad "junit not written when the JSON report could not be"
 
 # a reference that is not UTF-8: the reports replace what is not a character as
