@@ -1,4 +1,5 @@
 /* The hark command: argument parsing and dispatch. */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -609,9 +610,40 @@ static int settle_outputs(cli_options *o, char **inputs, int n)
     return 0;
 }
 
+static int stdout_errno; /* why stdout first failed, 0 while it has not */
+
+void cli_flush_stdout(void)
+{
+    if (fflush(stdout) != 0 && !stdout_errno)
+        stdout_errno = errno;
+}
+
+void cli_print(const char *s)
+{
+    if (fputs(s, stdout) == EOF && !stdout_errno)
+        stdout_errno = errno;
+}
+
+/* At exit: a transcript that could not reach stdout (a full disk, say) is an
+ * error, not a silent success. */
+static void check_stdout(void)
+{
+    int failed = ferror(stdout);
+    errno = 0;
+    if (fclose(stdout) != 0 && !stdout_errno)
+        stdout_errno = errno;
+    if (stdout_errno)
+        fprintf(stderr, "hark: stdout: cannot write (%s)\n", strerror(stdout_errno));
+    else if (failed) /* by a printf, whose errno is gone */
+        fprintf(stderr, "hark: stdout: cannot write\n");
+    if (failed || stdout_errno)
+        _exit(1);
+}
+
 int main(int argc, char **argv)
 {
     cli_blas_reexec_if_slow(argv);
+    atexit(check_stdout);
     if (argc > 1 && strcmp(argv[1], "quantize") == 0)
         return cmd_quantize(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "mel") == 0)
@@ -628,7 +660,7 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         int r;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(USAGE, stdout);
+            cli_print(USAGE);
             free(inputs);
             return 0;
         } else if (!strcmp(a, "--version")) {

@@ -29,6 +29,11 @@ typedef struct cli_options {
 const char *cli_spelling_hint(const char *option, const char *usage, char *buf, size_t n);
 /* What hark has for whisper.cpp's option ("-otxt": "is hark's -f txt"), or NULL (cli_hints.c). */
 const char *cli_whispercpp_equivalent(const char *option);
+/* fflush(stdout), remembering why it first failed: the exit status and the
+ * last word are the failure's, at exit. */
+void cli_flush_stdout(void);
+/* fputs(s, stdout), remembering why it first failed likewise. */
+void cli_print(const char *s);
 /* Resolves -m or the default model path; prints the error and returns -1. */
 int cli_model_path(const cli_options *o, char *out, size_t n);
 /* Loads the model named by the options; prints the error and returns NULL. */

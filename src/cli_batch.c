@@ -430,12 +430,12 @@ static void print_ready(batch *b)
         item *it = &b->v[b->printed];
         if (it->text) {
             bar_clear(b);
-            fputs(it->text, stdout);
+            cli_print(it->text);
             free(it->text);
             it->text = NULL;
         }
     }
-    fflush(stdout);
+    cli_flush_stdout();
 }
 
 /* Worker w is through with file it: the file counts whole from here. */
@@ -518,9 +518,9 @@ static void print_segment(double start, double end, const char *text, void *user
     free(colored);
     flockfile(stdout);
     if (verbose && w->b->n > 1)
-        printf("%s: ", w->it->path);
-    fputs(line ? line : "\n", stdout);
-    fflush(stdout);
+        cli_print(w->it->path), cli_print(": ");
+    cli_print(line ? line : "\n");
+    cli_flush_stdout();
     funlockfile(stdout);
     free(line);
 }

@@ -471,7 +471,7 @@ static void print_json(cJSON *obj)
 {
     char *text = cJSON_PrintUnformatted(obj);
     if (text)
-        puts(text);
+        cli_print(text), cli_print("\n");
     free(text);
     cJSON_Delete(obj);
 }
@@ -642,7 +642,7 @@ static int parse_bench_args(bench_options *o, int argc, char **argv)
         char *end;
         int r;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(BENCH_USAGE, stdout);
+            cli_print(BENCH_USAGE);
             return 0;
         } else if (!strcmp(a, "--json")) {
             o->json = 1;

@@ -102,7 +102,7 @@ static int parse_test_args(test_options *o, int argc, char **argv)
         const char *a = argv[i];
         int r;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(TEST_USAGE, stdout);
+            cli_print(TEST_USAGE);
             return -1;
         }
         if ((r = cli_parse_common(&o->cli, argc, argv, &i)) != 0) {

@@ -242,6 +242,12 @@ expect_error "hark: $M/multi: the model has no language \"fr\"" -m $M/multi -l f
 expect_eq "mel file size" "$(wc -c <"$TMP/m.npy")" $((128 + 80 * ((117120 + 480000) / 160) * 4))
 head -c 80 "$TMP/m.npy" | grep -q "'shape': (80, 3732)" && ok || bad "mel npy shape"
 
+# a stdout that cannot be written (a full disk) is an error, whatever was printed there
+for args in "$CLIP" "-f json $CLIP" "-v $CLIP" "--version" "test --help"; do
+    "$HARK" -m $M/hf-f32 $args >/dev/full 2>"$TMP/err"
+    expect_eq "stdout on /dev/full: $args" "$? $(cat "$TMP/err")" "1 hark: stdout: cannot write (No space left on device)"
+done
+
 # usage errors exit 2
 "$HARK" >/dev/null 2>&1; expect_eq "no input exit" $? 2
 "$HARK" -f doc $CLIP >/dev/null 2>"$TMP/err"; expect_eq "bad format exit" $? 2
