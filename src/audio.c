@@ -80,37 +80,59 @@ typedef struct decoded {
     hark_levels *levels;
 } decoded;
 
-static int downmix(SNDFILE *sf, const SF_INFO *info, float *mono, hark_levels *levels,
+/* Room in d->mono for need frames, doubling up to the length the header claims:
+ * memory follows the samples decoded, not the claim (a few hundred bytes of FLAC
+ * can claim gigabytes that the check of its length lets through on a big machine). */
+static int room_for(decoded *d, size_t *cap, size_t need, size_t claimed)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? 2 * *cap : (size_t)1 << 16;
+    c = c < need ? need : c > claimed ? claimed : c;
+    float *p = realloc(d->mono, sizeof(float) * c);
+    if (!p)
+        return HARK_ERR_NOMEM;
+    d->mono = p;
+    *cap = c;
+    return 0;
+}
+
+/* Reads the frames into d->mono (the channels' mean) and, for a stereo file
+ * whose loudness is asked for, into levels. */
+static int downmix(SNDFILE *sf, const SF_INFO *info, decoded *d, hark_levels *levels,
                    const char *path, hark_error *e)
 {
     enum { CHUNK = 4096 };
     float *buf = malloc(sizeof(float) * CHUNK * (size_t)info->channels);
-    if (!buf)
-        return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
-    sf_count_t done = 0;
-    while (done < info->frames) {
+    size_t cap = 0, claimed = (size_t)info->frames;
+    sf_count_t done = 0, got = 0;
+    int rc = buf ? 0 : HARK_ERR_NOMEM;
+    while (!rc && done < info->frames) {
         sf_count_t want = info->frames - done < CHUNK ? info->frames - done : CHUNK;
-        sf_count_t got = sf_readf_float(sf, buf, want);
-        if (got <= 0)
+        if ((got = sf_readf_float(sf, buf, want)) <= 0)
+            break;
+        if ((rc = room_for(d, &cap, (size_t)(done + got), claimed)) ||
+            (levels && (rc = hark_levels_add(levels, buf, (size_t)got, done, info->samplerate))))
             break;
         for (sf_count_t i = 0; i < got; i++) {
             double s = 0;
             for (int c = 0; c < info->channels; c++)
                 s += buf[i * info->channels + c];
-            mono[done + i] = (float)(s / info->channels);
+            d->mono[done + i] = (float)(s / info->channels);
         }
-        if (levels && levels->n)
-            hark_levels_add(levels, buf, (size_t)got, done, info->samplerate);
         done += got;
     }
     free(buf);
+    if (rc)
+        return hark_fail(e, rc, "%s: out of memory", path);
     if (done < info->frames)
         return hark_fail(e, HARK_ERR_FORMAT, "%s: truncated: read %lld of %lld frames", path,
                          (long long)done, (long long)info->frames);
     for (sf_count_t i = 0; i < done; i++)
-        if (!isfinite(mono[i]))
+        if (!isfinite(d->mono[i]))
             return hark_fail(e, HARK_ERR_FORMAT, "%s: sample %lld is NaN or infinite", path,
                              (long long)i);
+    d->frames = (size_t)done;
     return 0;
 }
 
@@ -214,24 +236,17 @@ static int decode_sndfile(const uint8_t *data, size_t size, const char *path, de
         sf_close(sf);
         return rc;
     }
-    float *mono = malloc(sizeof(float) * (size_t)info.frames);
     hark_levels *lv = info.channels == 2 ? out->levels : NULL;
-    if (!mono || (lv && hark_levels_alloc(lv, info.frames, info.samplerate))) {
-        free(mono);
-        sf_close(sf);
-        return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
-    }
     sf_command(sf, SFC_SET_NORM_FLOAT, NULL, SF_TRUE);
-    rc = downmix(sf, &info, mono, lv, path, e);
+    rc = downmix(sf, &info, out, lv, path, e);
     sf_close(sf);
     if (rc) {
-        free(mono);
+        free(out->mono);
+        out->mono = NULL;
         if (lv)
             hark_levels_free(lv);
         return rc;
     }
-    out->mono = mono;
-    out->frames = (size_t)info.frames;
     out->rate = info.samplerate;
     return 0;
 }
@@ -278,7 +293,7 @@ int hark_audio_read_levels(const char *path, float **samples, size_t *n, hark_le
 {
     int is_stdin = strcmp(path, "-") == 0;
     if (levels)
-        *levels = (hark_levels){{NULL, NULL}, 0};
+        *levels = (hark_levels){{NULL, NULL}, 0, 0};
     hark_map m;
     int rc = hark_map_file(is_stdin ? "/dev/stdin" : path, &m, e);
     if (rc)

@@ -280,14 +280,14 @@ int hark_audio_read(const char *path, float **samples, size_t *n, hark_error *e)
  * |sample| per 10 ms of the file; n is 0 when the file is not stereo. */
 typedef struct hark_levels {
     float *ch[2];
-    size_t n;
+    size_t n, cap;
 } hark_levels;
 /* hark_audio_read that also fills *levels (zeroed first) when the file has two channels. */
 int hark_audio_read_levels(const char *path, float **samples, size_t *n, hark_levels *levels,
                            hark_error *e);
-int hark_levels_alloc(hark_levels *lv, long long frames, int rate);
-/* Adds n interleaved stereo frames, the first being frame first of the file. */
-void hark_levels_add(hark_levels *lv, const float *frames, size_t n, long long first, int rate);
+/* Adds n interleaved stereo frames, the first being frame first of the file
+ * (lv zeroed before the first); 0 or HARK_ERR_NOMEM. */
+int hark_levels_add(hark_levels *lv, const float *frames, size_t n, long long first, int rate);
 void hark_levels_free(hark_levels *lv);
 /* The speaker of [start, end) seconds as whisper.cpp labels it: '0' or '1' for the
  * louder channel, '?' for neither; 0 without levels. */

@@ -7,29 +7,41 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* whisper.cpp's margin: a channel speaks when its sum of |sample| is more than
  * 1.1 times the other's */
 #define LOUDER 1.1
 
-int hark_levels_alloc(hark_levels *lv, long long frames, int rate)
+/* Zeroed room for bins [0, n), doubling as the file is read. */
+static int room_for(hark_levels *lv, size_t n)
 {
-    lv->n = (size_t)(frames * 100 / rate) + 1;
-    lv->ch[0] = calloc(lv->n, sizeof(float));
-    lv->ch[1] = calloc(lv->n, sizeof(float));
-    if (lv->ch[0] && lv->ch[1])
+    if (n <= lv->cap)
         return 0;
-    hark_levels_free(lv);
-    return HARK_ERR_NOMEM;
+    size_t cap = lv->cap * 2 > n ? lv->cap * 2 : n + 1024;
+    for (int c = 0; c < 2; c++) {
+        float *p = realloc(lv->ch[c], sizeof(float) * cap);
+        if (!p)
+            return HARK_ERR_NOMEM;
+        memset(p + lv->cap, 0, sizeof(float) * (cap - lv->cap));
+        lv->ch[c] = p;
+    }
+    lv->cap = cap;
+    return 0;
 }
 
-void hark_levels_add(hark_levels *lv, const float *frames, size_t n, long long first, int rate)
+int hark_levels_add(hark_levels *lv, const float *frames, size_t n, long long first, int rate)
 {
+    size_t last = n ? (size_t)((first + (long long)n - 1) * 100 / rate) : 0;
+    if (n && room_for(lv, last + 1))
+        return HARK_ERR_NOMEM;
+    lv->n = n && last + 1 > lv->n ? last + 1 : lv->n;
     for (size_t i = 0; i < n; i++) {
         size_t bin = (size_t)(((long long)i + first) * 100 / rate);
         lv->ch[0][bin] += fabsf(frames[2 * i]);
         lv->ch[1][bin] += fabsf(frames[2 * i + 1]);
     }
+    return 0;
 }
 
 void hark_levels_free(hark_levels *lv)
@@ -37,7 +49,7 @@ void hark_levels_free(hark_levels *lv)
     free(lv->ch[0]);
     free(lv->ch[1]);
     lv->ch[0] = lv->ch[1] = NULL;
-    lv->n = 0;
+    lv->n = lv->cap = 0;
 }
 
 char hark_levels_speaker(const hark_levels *lv, double start, double end)
