@@ -64,6 +64,10 @@ typedef struct hark_params {
      * list (generation_config's, else openai's non-speech symbols); none (0): that list */
     int suppress_tokens[HARK_MAX_SUPPRESS_TOKENS];
     int n_suppress_tokens;
+    /* whisper.cpp's suppress_regex: text tokens whose whole text (its leading space
+     * included) matches this POSIX extended regular expression are never sampled,
+     * e.g. " ?[0-9]+" for tokens of digits (NULL or "": none) */
+    const char *suppress_regex;
     unsigned long long seed;           /* sampling generator seed (default 0)             */
     /* openai's clip_timestamps: start,end,start,end... seconds to transcribe (an odd
      * count: the last clip runs to the end); none: the whole file */

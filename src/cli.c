@@ -64,6 +64,8 @@ static const char USAGE[] =
     "                            the end of the file), e.g. 60 or 10,20,45,50\n"
     "      --suppress-tokens LIST  token ids never sampled; -1 among them: the model's\n"
     "                            own list too (default: -1)\n"
+    "      --suppress-regex RE   tokens whose whole text matches RE (POSIX extended, the\n"
+    "                            leading space included) never sampled, as whisper.cpp's\n"
     "      --seed N              seed of the sampling generator (default 0)\n"
     "\n"
     "files:\n"
@@ -304,6 +306,16 @@ static int parse_search_option(cli_options *o, const char *name, const char *v)
     if (!strcmp(name, "--suppress-tokens"))
         return parse_ints(v, p->suppress_tokens, HARK_MAX_SUPPRESS_TOKENS, &p->n_suppress_tokens,
                           -1, 10000000);
+    if (!strcmp(name, "--suppress-regex")) {
+        char why[256];
+        if (hark_pattern_check(v, why, sizeof why) != 0) {
+            fprintf(stderr, "hark: bad value for --suppress-regex: %s (%s) (see hark --help)\n", v,
+                    why);
+            return -2;
+        }
+        p->suppress_regex = v;
+        return 0;
+    }
     if (!strcmp(name, "--seed")) {
         p->seed = strtoull(v, &end, 10);
         return *v && !*end ? 0 : -1;

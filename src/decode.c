@@ -148,6 +148,8 @@ void hark_apply_filters(const hark_model *m, const hark_decode_opts *o, float *l
     for (int i = 0; i < o->n_suppress; i++)
         if (o->suppress[i] >= 0)
             logits[o->suppress[i]] = -INFINITY;
+    for (int i = 0; i < o->n_suppress_matching; i++)
+        logits[o->suppress_matching[i]] = -INFINITY;
     fill(logits, s->sot, s->timestamp_begin < m->hp.n_vocab ? s->timestamp_begin : m->hp.n_vocab,
          -INFINITY);
     if (!o->timestamps)

@@ -22,6 +22,8 @@ typedef struct hark_decode_opts {
     const int *suppress;  /* more ids never sampled (negative ones ignored)         */
     int n_suppress;
     int no_model_suppress; /* leave out the model's own suppress_tokens             */
+    const int *suppress_matching; /* ids never sampled: the suppress_regex's matches  */
+    int n_suppress_matching;
     const char *prepend_punctuations; /* word timing's marks (NULL: openai's)       */
     const char *append_punctuations;
 } hark_decode_opts;

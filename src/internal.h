@@ -251,6 +251,13 @@ char *hark_detokenize(const hark_vocab *v, const int *ids, int n);
 int hark_tokenize(const hark_vocab *v, const char *text, int **ids);
 const char *hark_lang_code(int index); /* "en", "zh", ... in token order */
 const char *hark_token_bytes(const hark_vocab *v, int id, int *len);
+/* The text tokens whose whole bytes match the POSIX extended regular expression
+ * pattern, into *ids (malloc'd, *n of them); HARK_ERR_ARG for a pattern regcomp
+ * refuses, with its reason. */
+int hark_vocab_matching(const hark_vocab *v, const char *pattern, int **ids, int *n,
+                        hark_error *e);
+/* 0 when hark_vocab_matching takes pattern, else -1 and why not (regcomp's words). */
+int hark_pattern_check(const char *pattern, char *why, size_t n);
 
 /* A segment's text as the txt writer prints it: stripped, on a line of its own,
  * after "(speaker N) " for a diarized segment's label N (0: none; malloc'd; NULL

@@ -4,6 +4,7 @@
 #include "internal.h"
 #include "utf8.h"
 
+#include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +205,52 @@ char *hark_detokenize(const hark_vocab *v, const int *ids, int n)
     char *text = hark_utf8_sanitize(raw, total);
     free(raw);
     return text;
+}
+
+/* pattern compiled to match whole strings, as whisper.cpp's regex_match; 0, or
+ * -1 with regcomp's reason in why. */
+static int compile_whole(regex_t *re, const char *pattern, char *why, size_t n)
+{
+    size_t len = strlen(pattern) + 5;
+    char *whole = malloc(len);
+    if (!whole)
+        return snprintf(why, n, "out of memory"), -1;
+    snprintf(whole, len, "^(%s)$", pattern);
+    int rc = regcomp(re, whole, REG_EXTENDED | REG_NOSUB);
+    free(whole);
+    if (rc)
+        regerror(rc, re, why, n);
+    return rc ? -1 : 0;
+}
+
+int hark_pattern_check(const char *pattern, char *why, size_t n)
+{
+    regex_t re;
+    int rc = compile_whole(&re, pattern, why, n);
+    if (!rc)
+        regfree(&re);
+    return rc;
+}
+
+int hark_vocab_matching(const hark_vocab *v, const char *pattern, int **ids, int *n,
+                        hark_error *e)
+{
+    regex_t re;
+    char text[1024];
+    if (compile_whole(&re, pattern, text, sizeof text))
+        return hark_fail(e, HARK_ERR_ARG, "bad parameters: suppress regex \"%s\": %s", pattern,
+                         text);
+    *n = 0;
+    *ids = malloc(sizeof(int) * (size_t)(v->sp.eot > 0 ? v->sp.eot : 1));
+    for (int id = 0; *ids && id < v->sp.eot; id++) {
+        int k = v->length[id] < (int)sizeof text ? v->length[id] : (int)sizeof text - 1;
+        memcpy(text, v->bytes + v->offset[id], (size_t)k);
+        text[k] = 0;
+        if (regexec(&re, text, 0, NULL, 0) == 0)
+            (*ids)[(*n)++] = id;
+    }
+    regfree(&re);
+    return *ids ? 0 : hark_fail(e, HARK_ERR_NOMEM, "out of memory");
 }
 
 /* ---------------------------------------------------------- encoding */

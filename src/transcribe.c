@@ -73,6 +73,7 @@ typedef struct loop_state {
     int *carried, n_carried; /* with carry_initial_prompt: the initial prompt + recent text */
     int lang_token, task_token;
     const hark_levels *levels; /* a stereo file's, to label speakers; else NULL */
+    int *matching, n_matching; /* the tokens suppress_regex matches */
 } loop_state;
 
 static int history_add(loop_state *st, const int *t, int n)
@@ -182,6 +183,8 @@ static hark_decode_opts window_opts(const loop_state *st, float t, int seek, int
     o.seed = p->seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)seek << 20 ^ (uint64_t)t_index;
     o.max_initial_timestamp = 50;
     hark_suppress_option(&o, p->suppress_tokens, p->n_suppress_tokens);
+    o.suppress_matching = st->matching;
+    o.n_suppress_matching = st->n_matching;
     o.prepend_punctuations = p->prepend_punctuations;
     o.append_punctuations = p->append_punctuations;
     return o;
@@ -473,6 +476,10 @@ static int prepare(loop_state *st, const float *samples, size_t n, hark_error *e
     st->enc = hark_alloc_populated(sizeof(float) * (size_t)m->hp.n_audio_ctx * m->hp.n_audio_state);
     if (!st->window || !st->enc || hark_cross_init(&st->cross, m))
         return hark_fail(e, HARK_ERR_NOMEM, "out of memory for the model's buffers");
+    if (st->p->suppress_regex && *st->p->suppress_regex &&
+        (rc = hark_vocab_matching(&m->vocab, st->p->suppress_regex, &st->matching,
+                                  &st->n_matching, e)))
+        return rc;
     if (st->p->initial_prompt && *st->p->initial_prompt) {
         int *ids = NULL, k = initial_prompt_tokens(m, st->p->initial_prompt, &ids);
         int rc = k < 0 || history_add(st, ids, k);
@@ -544,6 +551,7 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
     hark_cross_free(&st.cross);
     hark_workspace_free(&st.ws);
     free(st.history);
+    free(st.matching);
     free(st.carried);
     free(st.mel);
     free(st.window);

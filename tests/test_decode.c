@@ -143,6 +143,59 @@ static void test_suppress_option(const hark_model *m)
     hark_context_free(c);
 }
 
+/* A POSIX extended regular expression matching exactly the bytes of token id. */
+static void literal_pattern(const hark_model *m, int id, char *out, size_t n)
+{
+    int len;
+    const char *b = hark_token_bytes(&m->vocab, id, &len);
+    size_t k = 0;
+    for (int i = 0; i < len && k + 3 < n; i++) {
+        if (strchr(".[]()*+?{}|^$\\", b[i]))
+            out[k++] = '\\';
+        out[k++] = b[i];
+    }
+    out[k] = 0;
+}
+
+/* whisper.cpp's suppress_regex: the text tokens whose whole bytes match, found
+ * against a brute-force scan; a bad pattern refused with regcomp's reason; end
+ * to end, the matched token never sampled and the run the same up to it. */
+static void test_suppress_regex(const hark_model *m)
+{
+    int *ids = NULL, n = 0, want = 0, same = 1, len;
+    hark_error e;
+    CHECK(hark_vocab_matching(&m->vocab, "[0-9]+", &ids, &n, &e) == 0, "%s", e.msg);
+    for (int id = 0, k = 0; id < m->vocab.sp.eot; id++) {
+        const char *b = hark_token_bytes(&m->vocab, id, &len);
+        int digits = len > 0;
+        for (int i = 0; i < len; i++)
+            digits &= b[i] >= '0' && b[i] <= '9';
+        want += digits;
+        if (digits)
+            same &= k < n && ids[k++] == id;
+    }
+    CHECK(want > 0 && n == want && same, "[0-9]+: %d tokens, %d all digits", n, want);
+    free(ids);
+    CHECK(hark_vocab_matching(&m->vocab, "(", &ids, &n, &e) == HARK_ERR_ARG &&
+              strcmp(e.msg, "bad parameters: suppress regex \"(\": Unmatched ( or \\(") == 0, "%s", e.msg);
+    hark_params p = hark_default_params();
+    p.beam_size = 1, p.n_temperatures = 1, p.no_speech_threshold = 0;
+    int plain[512], n_plain = transcribe_tokens(m, &p, plain, 512), x = -1, first = -1;
+    for (int i = 0; i < n_plain && x < 0; i++)
+        if (plain[i] < m->vocab.sp.eot)
+            x = plain[i], first = i;
+    char pattern[256];
+    literal_pattern(m, x, pattern, sizeof pattern);
+    p.suppress_regex = pattern;
+    int got[512], n_got = transcribe_tokens(m, &p, got, 512), seen = 0;
+    for (int i = 0; i < n_got; i++)
+        seen |= got[i] == x;
+    for (int i = 0; i < first && i < n_got; i++)
+        same &= got[i] == plain[i];
+    CHECK(x >= 0 && !seen && same && n_got > first, "token %d (\"%s\") suppressed from position %d",
+          x, pattern, first);
+}
+
 /* What a beam's result is ranked by (decode.c's rank_score with openai's
  * length_penalty None): the summed log-probability over the length. */
 static double ranked(const hark_window *w)
@@ -459,6 +512,7 @@ int main(void)
     if (m) {
         test_timestamp_rules(m);
         test_suppress_option(m);
+        test_suppress_regex(m);
         test_beam_vs_greedy(m);
         test_batch(m);
         test_prompt_call(m);

@@ -249,6 +249,9 @@ for args in "$CLIP" "-f json $CLIP" "-v $CLIP" "--version" "test --help"; do
 done
 
 # usage errors exit 2
+"$HARK" -m $M/hf-f32 --suppress-regex '(' $CLIP >/dev/null 2>"$TMP/err"
+expect_eq "--suppress-regex (" "$? $(cat "$TMP/err")" \
+    "2 hark: bad value for --suppress-regex: ( (Unmatched ( or \\() (see hark --help)"
 "$HARK" >/dev/null 2>&1; expect_eq "no input exit" $? 2
 "$HARK" -f doc $CLIP >/dev/null 2>"$TMP/err"; expect_eq "bad format exit" $? 2
 expect_eq "bad format message" "$(cat "$TMP/err")" \

@@ -93,6 +93,15 @@ tail -n +2 "$TMP/long.tsv" | while IFS=$'\t' read -r s e text; do
 done >"$TMP/want"
 cmp -s "$TMP/verbose" "$TMP/want" && ok || bad "--verbose lines: $(diff "$TMP/want" "$TMP/verbose" | head -n 4)"
 expect_eq "--verbose past a minute" "$(tail -n 1 "$TMP/verbose" | cut -c 1-4)" "[01:"
+# --suppress-regex (whisper.cpp's): no token whose whole text matches is chosen; here the
+# words that start with m, which sample01 has (" My", " may")
+tokens() { grep -o '"text":"[^"]*","p"' "$1" | sed 's/^"text":"//; s/","p"$//'; }
+"$HARK" -q -f json samples/sample01-en-us.wav >"$TMP/re0.json"
+"$HARK" -q -f json --suppress-regex ' ?[Mm][a-z]*' samples/sample01-en-us.wav >"$TMP/re1.json"
+expect_eq "m-words without --suppress-regex" "$(tokens "$TMP/re0.json" | grep -cxE ' ?[Mm][a-z]*')" 2
+expect_eq "m-words with it" "$(tokens "$TMP/re1.json" | grep -cxE ' ?[Mm][a-z]*')" 0
+[ "$(tokens "$TMP/re1.json" | grep -c '[a-z]')" -ge 8 ] && ok || bad "--suppress-regex: $(cat "$TMP/re1.json" | head -c 300)"
+
 # --diarize (whisper.cpp's -di): a stereo file with one speaker on the left channel, then
 # after a second's pause another on the right; each segment is labelled with the louder
 # channel, in every writer, and the text is the same as without labels
