@@ -64,6 +64,9 @@ static const char USAGE[] =
     "                            the end of the file), e.g. 60 or 10,20,45,50\n"
     "      --suppress-tokens LIST  token ids never sampled; -1 among them: the model's\n"
     "                            own list too (default: -1)\n"
+    "      openai's switches take its True or False too: --word-timestamps True,\n"
+    "                            --condition-on-previous-text False, --verbose True,\n"
+    "                            --fp16 False (hark computes in f32 either way)\n"
     "      --suppress-regex RE   tokens whose whole text matches RE (POSIX extended, the\n"
     "                            leading space included) never sampled, as whisper.cpp's\n"
     "      --seed N              seed of the sampling generator (default 0)\n"
@@ -179,11 +182,30 @@ int cli_model_path(const cli_options *o, char *out, size_t n)
     return -1;
 }
 
+/* Whether name is one of openai-whisper's model names ("tiny.en", "turbo"...),
+ * which its CLI downloads and hark does not. */
+static int openai_model_name(const char *name)
+{
+    static const char *const names[] = {"tiny", "tiny.en", "base", "base.en", "small", "small.en",
+                                        "medium", "medium.en", "large", "large-v1", "large-v2",
+                                        "large-v3", "large-v3-turbo", "turbo"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
 hark_model *cli_load_model(const cli_options *o)
 {
     char path[PATH_MAX], err[600];
     if (cli_model_path(o, path, sizeof path))
         return NULL;
+    if (openai_model_name(path) && access(path, F_OK) != 0) {
+        fprintf(stderr, "hark: %s: no such model here (openai-whisper downloads its models by "
+                        "name; hark reads a Hugging Face Whisper directory or a whisper.cpp .bin: "
+                        "see README.md, Models)\n", path);
+        return NULL;
+    }
     hark_model *m = hark_model_load(path, err, sizeof err);
     if (!m)
         fprintf(stderr, "hark: %s\n", err);
@@ -389,19 +411,43 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
     return 0;
 }
 
+/* openai's str2bool: "True" 1, "False" 0, else -1 (not a value: the flag alone). */
+static int bool_value(const char *v)
+{
+    return v && !strcmp(v, "True") ? 1 : v && !strcmp(v, "False") ? 0 : -1;
+}
+
+/* The switches openai's CLI spells `--word_timestamps True` (next: the argument
+ * after a, or NULL; *took: 1 when it was that True or False); hark's alone mean True.
+ * --fp16 is taken for openai's `--fp16 False` and changes nothing: hark computes
+ * in f32 from weights as stored. */
+static int parse_switch(cli_options *o, const char *a, const char *next, int *took)
+{
+    hark_params *p = &o->params;
+    int v = bool_value(next), on = v != 0;
+    *took = v >= 0;
+    if (!strcmp(a, "--word-timestamps"))
+        p->word_timestamps = on;
+    else if (!strcmp(a, "--highlight-words"))
+        p->highlight_words = on, p->word_timestamps |= on; /* needs the word timing */
+    else if (!strcmp(a, "--condition-on-previous-text"))
+        p->condition_on_previous_text = on;
+    else if (!strcmp(a, "--carry-initial-prompt"))
+        p->carry_initial_prompt = on;
+    else if (strcmp(a, "--fp16")) {
+        *took = 0;
+        return 0;
+    }
+    return 1;
+}
+
 static int parse_flag(cli_options *o, const char *a)
 {
     hark_params *p = &o->params;
     if (!strcmp(a, "--no-timestamps"))
         p->timestamps = 0;
-    else if (!strcmp(a, "--word-timestamps"))
-        p->word_timestamps = 1;
-    else if (!strcmp(a, "--highlight-words"))
-        p->highlight_words = p->word_timestamps = 1; /* needs the word timing */
     else if (!strcmp(a, "--no-condition-on-previous-text"))
         p->condition_on_previous_text = 0;
-    else if (!strcmp(a, "--carry-initial-prompt"))
-        p->carry_initial_prompt = 1;
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
         o->quiet = 1;
     else
@@ -447,8 +493,13 @@ const char *cli_spelling_hint(const char *option, const char *usage, char *buf, 
 int cli_parse_common(cli_options *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
+    int took;
     if (parse_flag(o, a))
         return 1;
+    if (parse_switch(o, a, *i + 1 < argc ? argv[*i + 1] : NULL, &took)) {
+        *i += took;
+        return 1;
+    }
     if (*i + 1 >= argc)
         return 0;
     int rc = parse_valued(o, a, argv[*i + 1]);
@@ -474,8 +525,10 @@ static int parse_file_option(cli_options *o, int argc, char **argv, int *i)
         o->overwrite = 1;
     else if (!strcmp(a, "--detect-language"))
         o->detect_language = 1;
-    else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
-        o->verbose = 1;
+    else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+        o->verbose = bool_value(v) != 0; /* openai's --verbose True / False too */
+        *i += bool_value(v) >= 0;
+    }
     else if (!strcmp(a, "--diarize") || !strcmp(a, "-di"))
         o->params.diarize = 1;
     else if (!strcmp(a, "--print-colors") || !strcmp(a, "-pc"))

@@ -203,7 +203,7 @@ unknown --temperature_increment_on_fallback --temperature-increment-on-fallback
 unknown --output_dir --output-dir
 unknown --output_format --format
 unknown --max_line
-unknown --fp16
+unknown --device
 # whisper.cpp's options are answered with hark's way of doing the same, every one in
 # src/cli_hints.c's table (none shadowed by an option hark takes)
 whispercpp() {
@@ -247,6 +247,18 @@ for args in "$CLIP" "-f json $CLIP" "-v $CLIP" "--version" "test --help"; do
     "$HARK" -m $M/hf-f32 $args >/dev/full 2>"$TMP/err"
     expect_eq "stdout on /dev/full: $args" "$? $(cat "$TMP/err")" "1 hark: stdout: cannot write (No space left on device)"
 done
+
+# openai's switches with True or False after them (its str2bool); --fp16 changes nothing
+j() { "$HARK" -q -m $M/hf-f32 -f json "$@" $CLIP; }
+expect_eq "--word-timestamps True / False" "$(j --word-timestamps True | grep -c '"words"') $(j --word-timestamps False | grep -c '"words"')" "1 0"
+expect_eq "--word-timestamps True is the flag" "$(j --word-timestamps True | md5sum)" "$(j --word-timestamps | md5sum)"
+"$HARK" -q -m $M/hf-f32 --highlight-words True -f srt $CLIP | grep -q '<u>' && ok || bad "--highlight-words True: no underlines"
+expect_eq "--fp16 False" "$(j --fp16 False | md5sum)" "$(j | md5sum)"
+expect_eq "--verbose True" "$("$HARK" -m $M/hf-f32 --verbose True $CLIP)" "$("$HARK" -m $M/hf-f32 -v $CLIP)"
+expect_eq "--verbose False" "$("$HARK" -m $M/hf-f32 --verbose False $CLIP 2>/dev/null)" "$("$HARK" -m $M/hf-f32 $CLIP 2>/dev/null)"
+# openai's model names are downloads hark does not make
+(cd "$TMP" && "$OLDPWD/$HARK" -m tiny.en "$OLDPWD/$CLIP" >/dev/null 2>"$TMP/err"); rc=$?
+expect_eq "-m tiny.en" "$rc $(cat "$TMP/err")" "1 hark: tiny.en: no such model here (openai-whisper downloads its models by name; hark reads a Hugging Face Whisper directory or a whisper.cpp .bin: see README.md, Models)"
 
 # usage errors exit 2
 "$HARK" -m $M/hf-f32 --suppress-regex '(' $CLIP >/dev/null 2>"$TMP/err"

@@ -93,6 +93,14 @@ tail -n +2 "$TMP/long.tsv" | while IFS=$'\t' read -r s e text; do
 done >"$TMP/want"
 cmp -s "$TMP/verbose" "$TMP/want" && ok || bad "--verbose lines: $(diff "$TMP/want" "$TMP/verbose" | head -n 4)"
 expect_eq "--verbose past a minute" "$(tail -n 1 "$TMP/verbose" | cut -c 1-4)" "[01:"
+# openai's switch forms: --condition-on-previous-text False is --no-condition-on-previous-text
+# (which changes the first 25 s of the long sample), True the default
+cond() { "$HARK" -q -f json --clip-timestamps 0,25 "$@" samples/long-espeak-en-us.wav | md5sum; }
+c_default=$(cond) c_off=$(cond --no-condition-on-previous-text)
+[ "$c_default" != "$c_off" ] && ok || bad "conditioning changes nothing in 0-25 s"
+expect_eq "--condition-on-previous-text False" "$(cond --condition-on-previous-text False)" "$c_off"
+expect_eq "--condition-on-previous-text True" "$(cond --condition-on-previous-text True)" "$c_default"
+
 # --suppress-regex (whisper.cpp's): no token whose whole text matches is chosen; here the
 # words that start with m, which sample01 has (" My", " may")
 tokens() { grep -o '"text":"[^"]*","p"' "$1" | sed 's/^"text":"//; s/","p"$//'; }
