@@ -675,18 +675,24 @@ static int settle_outputs(cli_options *o, char **inputs, int n)
     return 0;
 }
 
-static int stdout_errno; /* why stdout first failed, 0 while it has not */
+/* Why stdout first failed, 0 while it has not; set under stdout's lock, as
+ * batch workers print from their threads. */
+static int stdout_errno;
 
 void cli_flush_stdout(void)
 {
+    flockfile(stdout);
     if (fflush(stdout) != 0 && !stdout_errno)
         stdout_errno = errno;
+    funlockfile(stdout);
 }
 
 void cli_print(const char *s)
 {
+    flockfile(stdout);
     if (fputs(s, stdout) == EOF && !stdout_errno)
         stdout_errno = errno;
+    funlockfile(stdout);
 }
 
 /* At exit: a transcript that could not reach stdout (a full disk, say) is an
