@@ -138,6 +138,24 @@ static int downmix(SNDFILE *sf, const SF_INFO *info, decoded *d, hark_levels *le
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Containers people record in that libsndfile cannot read, by their first
+ * bytes, so that the error can say what the file is and what to do. */
+static const char *foreign_container(const uint8_t *d, size_t size)
+{
+    static const uint8_t ebml[] = {0x1a, 0x45, 0xdf, 0xa3}, asf[] = {0x30, 0x26, 0xb2, 0x75};
+    if (size >= 12 && memcmp(d + 4, "ftyp", 4) == 0)
+        return "an MP4/M4A file (AAC or other audio in an MPEG-4 container)";
+    if (size >= 4 && memcmp(d, ebml, 4) == 0)
+        return "a WebM/Matroska file";
+    if (size >= 4 && memcmp(d, asf, 4) == 0)
+        return "a WMA/ASF file";
+    if (size >= 5 && memcmp(d, "#!AMR", 5) == 0)
+        return "an AMR file";
+    if (size >= 2 && d[0] == 0xff && (d[1] & 0xf6) == 0xf0) /* ADTS sync, layer 0 */
+        return "an AAC (ADTS) file";
+    return NULL;
+}
+
 /* ID3 tag or an MPEG audio frame sync at the start. */
 static int looks_like_mpeg(const uint8_t *d, size_t size)
 {
@@ -256,6 +274,10 @@ static int decode_memory(const uint8_t *data, size_t size, const char *path, dec
 {
     if (size == 0)
         return hark_fail(e, HARK_ERR_FORMAT, "%s: empty file", path);
+    const char *foreign = foreign_container(data, size);
+    if (foreign)
+        return hark_fail(e, HARK_ERR_FORMAT, "%s: %s, which hark does not decode: convert it "
+                         "first, e.g. ffmpeg -i FILE -ar 16000 -ac 1 FILE.wav", path, foreign);
     int rc = check_wav_complete(data, size, path, e);
     if (rc || !looks_like_mpeg(data, size))
         return rc ? rc : decode_sndfile(data, size, path, out, 0, e);

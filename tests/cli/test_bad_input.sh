@@ -23,6 +23,19 @@ expect_error "hark: $T/zero.wav: no audio samples" -m $M $T/zero.wav
 # bytes that look like MPEG audio: the decoder's own chatter must not reach stderr
 { printf '\xff\xfb\x90\x00'; head -c 2000 /dev/zero; } >$T/mpeg.wav
 expect_error "hark: $T/mpeg.wav: not a readable audio file (damaged MPEG audio)" -m $M $T/mpeg.wav
+# containers libsndfile cannot read, known by their first bytes: what the file is and
+# what to do, rather than "Format not recognised"
+convert="which hark does not decode: convert it first, e.g. ffmpeg -i FILE -ar 16000 -ac 1 FILE.wav"
+foreign() { # NAME BYTES WHAT
+    { printf "$2"; head -c 500 /dev/zero; } >$T/$1
+    expect_error "hark: $T/$1: $3, $convert" -m $M $T/$1
+}
+foreign memo.m4a '\x00\x00\x00\x20ftypM4A \x00\x00\x00\x00' "an MP4/M4A file (AAC or other audio in an MPEG-4 container)"
+foreign call.webm '\x1a\x45\xdf\xa3\x9f\x42\x86\x81' "a WebM/Matroska file"
+foreign old.wma '\x30\x26\xb2\x75\x8e\x66\xcf\x11' "a WMA/ASF file"
+foreign voice.amr '#!AMR\n' "an AMR file"
+foreign radio.aac '\xff\xf1\x50\x80\x02\x1f\xfc' "an AAC (ADTS) file"
+foreign radio2.aac '\xff\xf9\x50\x80\x02\x1f\xfc' "an AAC (ADTS) file"
 # 32-bit float WAV with a NaN as sample 3
 { printf 'RIFF'; le32 52; printf 'WAVEfmt '; le32 16; printf '\x03\x00\x01\x00'; le32 16000; le32 64000
   printf '\x04\x00\x20\x00data'; le32 16; printf '\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\xc0\x7f'; } >$T/nan.wav
