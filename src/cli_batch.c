@@ -75,11 +75,14 @@ struct batch {
 
 /* ---- the file list */
 
-/* What libsndfile (>= 1.1, which reads mp3) opens, by extension. */
+/* What libsndfile (>= 1.1, which reads mp3) opens, by extension; and the
+ * recordings it cannot (m4a, webm...), so that each gets its error with the
+ * conversion to run rather than being passed over in silence. */
 static int is_audio_name(const char *name)
 {
-    static const char *const ext[] = {"wav", "flac", "ogg",  "oga", "opus", "mp3", "aiff",
-                                      "aif", "aifc", "au",   "snd", "caf",  "w64", "rf64"};
+    static const char *const ext[] = {"wav", "flac", "ogg", "oga", "opus", "mp3", "aiff", "aif",
+                                      "aifc", "au", "snd", "caf", "w64", "rf64",
+                                      "m4a", "mp4", "aac", "webm", "wma", "amr"};
     const char *base = strrchr(name, '/'), *dot;
     base = base ? base + 1 : name;
     dot = strrchr(base, '.');
