@@ -66,7 +66,8 @@ static const char USAGE[] =
     "                            own list too (default: -1)\n"
     "      openai's switches take its True or False too: --word-timestamps True,\n"
     "                            --condition-on-previous-text False, --verbose True,\n"
-    "                            --fp16 False (hark computes in f32 either way)\n"
+    "                            --fp16 False (hark computes in f32 either way); --device\n"
+    "                            cpu is taken, other devices refused\n"
     "      --suppress-regex RE   tokens whose whole text matches RE (POSIX extended, the\n"
     "                            leading space included) never sampled, as whisper.cpp's\n"
     "      --seed N              seed of the sampling generator (default 0)\n"
@@ -337,6 +338,13 @@ static int parse_search_option(cli_options *o, const char *name, const char *v)
         }
         p->suppress_regex = v;
         return 0;
+    }
+    if (!strcmp(name, "--device")) { /* openai's; hark has the CPU alone */
+        if (strcmp(v, "cpu") == 0)
+            return 0;
+        fprintf(stderr, "hark: --device %s: hark runs on the CPU; give --device cpu or leave it out "
+                        "(see hark --help)\n", v);
+        return -2;
     }
     if (!strcmp(name, "--seed")) {
         p->seed = strtoull(v, &end, 10);

@@ -203,7 +203,7 @@ unknown --temperature_increment_on_fallback --temperature-increment-on-fallback
 unknown --output_dir --output-dir
 unknown --output_format --format
 unknown --max_line
-unknown --device
+unknown --model_dir
 # whisper.cpp's options are answered with hark's way of doing the same, every one in
 # src/cli_hints.c's table (none shadowed by an option hark takes)
 whispercpp() {
@@ -254,6 +254,9 @@ expect_eq "--word-timestamps True / False" "$(j --word-timestamps True | grep -c
 expect_eq "--word-timestamps True is the flag" "$(j --word-timestamps True | md5sum)" "$(j --word-timestamps | md5sum)"
 "$HARK" -q -m $M/hf-f32 --highlight-words True -f srt $CLIP | grep -q '<u>' && ok || bad "--highlight-words True: no underlines"
 expect_eq "--fp16 False" "$(j --fp16 False | md5sum)" "$(j | md5sum)"
+expect_eq "--device cpu" "$(j --device cpu | md5sum)" "$(j | md5sum)"
+"$HARK" -m $M/hf-f32 --device cuda $CLIP >/dev/null 2>"$TMP/err"
+expect_eq "--device cuda" "$? $(cat "$TMP/err")" "2 hark: --device cuda: hark runs on the CPU; give --device cpu or leave it out (see hark --help)"
 expect_eq "--verbose True" "$("$HARK" -m $M/hf-f32 --verbose True $CLIP)" "$("$HARK" -m $M/hf-f32 -v $CLIP)"
 expect_eq "--verbose False" "$("$HARK" -m $M/hf-f32 --verbose False $CLIP 2>/dev/null)" "$("$HARK" -m $M/hf-f32 $CLIP 2>/dev/null)"
 # openai's model names are downloads hark does not make
