@@ -34,6 +34,11 @@ const char *cli_whispercpp_equivalent(const char *option);
 void cli_flush_stdout(void);
 /* fputs(s, stdout), remembering why it first failed likewise. */
 void cli_print(const char *s);
+/* Whether a walk takes the file, by its extension (any case): what libsndfile
+ * (>= 1.1, which reads mp3) opens, and recordings it cannot (m4a, webm...), so
+ * that each fails with the conversion to run rather than being passed over
+ * (cli_batch.c; hark test's directories too). */
+int cli_is_audio_name(const char *name);
 /* Resolves -m or the default model path; prints the error and returns -1. */
 int cli_model_path(const cli_options *o, char *out, size_t n);
 /* Loads the model named by the options; prints the error and returns NULL. */

@@ -75,13 +75,10 @@ struct batch {
 
 /* ---- the file list */
 
-/* What libsndfile (>= 1.1, which reads mp3) opens, by extension; and the
- * recordings it cannot (m4a, webm...), so that each gets its error with the
- * conversion to run rather than being passed over in silence. */
-static int is_audio_name(const char *name)
+int cli_is_audio_name(const char *name)
 {
-    static const char *const ext[] = {"wav", "flac", "ogg", "oga", "opus", "mp3", "aiff", "aif",
-                                      "aifc", "au", "snd", "caf", "w64", "rf64",
+    static const char *const ext[] = {"wav", "wave", "flac", "ogg", "oga", "opus", "mp3", "aiff",
+                                      "aif", "aifc", "au", "snd", "caf", "w64", "rf64",
                                       "m4a", "mp4", "aac", "webm", "wma", "amr"};
     const char *base = strrchr(name, '/'), *dot;
     base = base ? base + 1 : name;
@@ -162,7 +159,7 @@ static void add_entry(list *l, const char *path, const char *rel, int recursive)
     }
     if (S_ISLNK(st.st_mode) && stat(path, &st) != 0)
         st.st_mode = S_IFREG; /* dangling: reading it will say why */
-    if (S_ISREG(st.st_mode) && is_audio_name(rel))
+    if (S_ISREG(st.st_mode) && cli_is_audio_name(rel))
         list_add(l, strdup(path), strip_ext(rel));
 }
 

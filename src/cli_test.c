@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -208,21 +207,6 @@ static int load_manifest(test_run *run, const char *path)
     return rc;
 }
 
-/* Extensions of the audio formats libsndfile reads. */
-static int is_audio_name(const char *name)
-{
-    static const char *const EXTS[] = {"wav", "wave", "flac", "ogg", "oga", "opus", "aif",
-                                       "aiff", "aifc", "au",  "snd", "caf",  "w64", "rf64",
-                                       "mp3"};
-    const char *dot = strrchr(name, '.');
-    if (!dot || dot == name || name[0] == '.')
-        return 0;
-    for (size_t i = 0; i < sizeof EXTS / sizeof EXTS[0]; i++)
-        if (strcasecmp(dot + 1, EXTS[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* DIR/x.wav with DIR/x.txt beside it; an audio file without one is skipped
  * with a warning (a directory may hold other audio). */
 static void add_dir_case(test_run *run, const char *dir, const char *name)
@@ -255,7 +239,7 @@ static int load_dir(test_run *run, const char *dir)
         return -1;
     }
     while ((ent = readdir(d)) != NULL)
-        if (is_audio_name(ent->d_name))
+        if (ent->d_name[0] != '.' && cli_is_audio_name(ent->d_name))
             add_dir_case(run, dir, ent->d_name);
     closedir(d);
     return 0;

@@ -138,6 +138,13 @@ expect_eq "missing audio exit" $RC 1
 has_err "hark: test: missing.wav: $TMP/missing.wav: "
 expect_eq "missing audio rows" "$(row a.wav) $(row b.wav) $(row missing.wav) $(row TOTAL)" "PASS PASS FAIL FAIL"
 
+# a voice memo (m4a) with its transcript in a directory: taken, and failed with what to do
+mkdir "$TMP/memos" && cp $CLIP "$TMP/memos/b.wav" && printf '%s\n' "$HYP" >"$TMP/memos/b.txt"
+{ printf '\x00\x00\x00\x20ftypM4A '; head -c 99 /dev/zero; } >"$TMP/memos/m.m4a"; echo "words" >"$TMP/memos/m.txt"
+hark_test "$TMP/memos" "${DECODE[@]}"
+expect_eq "m4a case exit, rows" "$RC $(row b.wav) $(row m.m4a)" "1 PASS FAIL"
+has_err "$TMP/memos/m.m4a: an MP4/M4A file (AAC or other audio in an MPEG-4 container), which hark does not decode"
+
 # --- broken manifests and baselines: one clear line, nothing transcribed ----
 { golden a.wav; echo "b.wav has no tab"; } >"$TMP/bad.tsv"
 expect_error "hark: test: $TMP/bad.tsv:2: expected audio_path<TAB>transcript, found no tab" test "$TMP/bad.tsv" "${DECODE[@]}"
