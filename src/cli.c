@@ -339,13 +339,6 @@ static int parse_search_option(cli_options *o, const char *name, const char *v)
         p->suppress_regex = v;
         return 0;
     }
-    if (!strcmp(name, "--device")) { /* openai's; hark has the CPU alone */
-        if (strcmp(v, "cpu") == 0)
-            return 0;
-        fprintf(stderr, "hark: --device %s: hark runs on the CPU; give --device cpu or leave it out "
-                        "(see hark --help)\n", v);
-        return -2;
-    }
     if (!strcmp(name, "--seed")) {
         p->seed = strtoull(v, &end, 10);
         return *v && !*end ? 0 : -1;
@@ -403,6 +396,13 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
     int rc;
     if (!strcmp(name, "-m") || !strcmp(name, "--model"))
         o->model = v;
+    else if (!strcmp(name, "--device")) { /* openai's; hark has the CPU alone */
+        if (strcmp(v, "cpu") == 0)
+            return 0;
+        fprintf(stderr, "hark: --device %s: hark runs on the CPU; give --device cpu or leave "
+                        "it out (see hark --help)\n", v);
+        return -2;
+    }
     else if (!strcmp(name, "-t") || !strcmp(name, "--threads"))
         return int_arg(v, 1, 256, &p->n_threads);
     else if (!strcmp(name, "-l") || !strcmp(name, "--language"))
@@ -675,7 +675,8 @@ static int settle_outputs(cli_options *o, char **inputs, int n)
         o->out_dir = ".";
     if (o->verbose && !o->out_dir && o->formats[0])
         return usage_exit("--verbose prints the segments to stdout: give -o with -f");
-    if (o->print_colors && !o->verbose && (o->out_dir || (o->formats[0] && strcmp(o->formats, "txt"))))
+    int prints_txt = !o->out_dir && (!o->formats[0] || !strcmp(o->formats, "txt"));
+    if (o->print_colors && !o->verbose && !prints_txt)
         return usage_exit("--print-colors colours the text printed on stdout: one file as txt, "
                           "or -v lines");
     if (o->out_dir && !o->formats[0])

@@ -514,7 +514,8 @@ static void print_segment(double start, double end, const char *text, void *user
     char speaker = hark_segment_label(w->ctx, i);
     char *colored = w->b->o->print_colors ? hark_segment_colored(w->ctx, i) : NULL;
     text = colored ? colored : text;
-    char *line = verbose ? hark_verbose_line(start, end, text, speaker) : hark_txt_line(text, speaker);
+    char *line = verbose ? hark_verbose_line(start, end, text, speaker)
+                         : hark_txt_line(text, speaker);
     free(colored);
     flockfile(stdout);
     if (verbose && w->b->n > 1)

@@ -136,7 +136,10 @@ char *hark_segment_colored(const hark_context *c, int i)
 int hark_segment_speaker(const hark_context *c, int i)
 {
     char label = hark_segment_label(c, i);
-    return label == '0' ? 0 : label == '1' ? 1 : label == '?' ? HARK_SPEAKER_UNSURE : HARK_SPEAKER_NONE;
+    return label == '0'   ? 0
+           : label == '1' ? 1
+           : label == '?' ? HARK_SPEAKER_UNSURE
+                          : HARK_SPEAKER_NONE;
 }
 double hark_segment_end(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->end : 0; }
 int hark_segment_n_tokens(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->n_tokens : 0; }
