@@ -123,6 +123,9 @@ double hark_audio_seconds(const hark_context *c) { return c ? c->result.audio_se
 int hark_n_segments(const hark_context *c) { return c ? c->result.n : 0; }
 const char *hark_segment_text(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->text : ""; }
 double hark_segment_start(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->start : 0; }
+double hark_segment_end(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->end : 0; }
+int hark_segment_n_tokens(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->n_tokens : 0; }
+
 char hark_segment_label(const hark_context *c, int i)
 {
     return seg(c, i) ? seg(c, i)->speaker : 0;
@@ -141,8 +144,6 @@ int hark_segment_speaker(const hark_context *c, int i)
            : label == '?' ? HARK_SPEAKER_UNSURE
                           : HARK_SPEAKER_NONE;
 }
-double hark_segment_end(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->end : 0; }
-int hark_segment_n_tokens(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->n_tokens : 0; }
 
 hark_token_info hark_segment_token(const hark_context *c, int i, int j)
 {
