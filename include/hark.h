@@ -88,6 +88,10 @@ typedef struct hark_params {
     int max_line_width;                /* characters a line                               */
     int max_line_count;                /* lines a cue (with max_line_width)               */
     int max_words_per_line;            /* words a cue (without max_line_width)            */
+    /* whisper.cpp's max_len with split_on_word: with word_timestamps, each segment cut
+     * between its words into segments of at most this many characters (a longer word
+     * alone; 1: a word a segment), in every output (0: off) */
+    int max_len;
     /* whisper.cpp's --diarize: in a two-channel file (hark_transcribe_file), each segment's
      * speaker is the channel louder over it by 10 % (two parties recorded a channel each);
      * the writers label segments with it (0) */

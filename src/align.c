@@ -432,6 +432,7 @@ static int attach_words(const align_in *a, const word_span *ws, int n_words, har
             out->start = hark_round2(a->t0 + w->start);
             out->end = hark_round2(a->t0 + w->end);
             out->probability = (float)w->probability;
+            out->n_tokens = w->count;
         }
     }
     return 0;

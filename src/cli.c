@@ -40,6 +40,9 @@ static const char USAGE[] =
     "                            --max-line-width)\n"
     "      --highlight-words     srt/vtt: a cue per word, the word underlined (implies\n"
     "                            --word-timestamps)\n"
+    "      --max-len N           whisper.cpp's -ml N -sow: segments cut between words to\n"
+    "                            at most N characters, in every format (1: a word a\n"
+    "                            segment; implies --word-timestamps)\n"
     "      --prepend-punctuations S  with word timing: marks that join the next word\n"
     "                            (default: openai's " HARK_PREPEND_PUNCTUATIONS ")\n"
     "      --append-punctuations S   marks that join the previous word (default:\n"
@@ -371,8 +374,11 @@ static int parse_word_option(hark_params *p, const char *name, const char *v)
 {
     int is_layout = !strcmp(name, "--max-line-width") || !strcmp(name, "--max-line-count") ||
                     !strcmp(name, "--max-words-per-line");
-    if (is_layout || !strcmp(name, "--hallucination-silence-threshold"))
+    int is_max_len = !strcmp(name, "--max-len") || !strcmp(name, "-ml");
+    if (is_layout || is_max_len || !strcmp(name, "--hallucination-silence-threshold"))
         p->word_timestamps = 1;
+    if (is_max_len)
+        return int_arg(v, 1, 100000, &p->max_len);
     if (is_layout)
         return int_arg(v, 1, 100000, !strcmp(name, "--max-line-width")   ? &p->max_line_width
                                      : !strcmp(name, "--max-line-count") ? &p->max_line_count
@@ -458,7 +464,7 @@ static int parse_flag(cli_options *o, const char *a)
         p->condition_on_previous_text = 0;
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
         o->quiet = 1;
-    else
+    else if (strcmp(a, "--split-on-word") && strcmp(a, "-sow")) /* --max-len always does */
         return 0;
     return 1;
 }

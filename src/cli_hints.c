@@ -18,8 +18,6 @@ static const char *const WHISPERCPP[][3] = {
     {"-of", "--output-file", IS_HARKS "-o DIR (files named after their inputs)"},
     {"-ot", "--offset-t", IS_HARKS "--clip-timestamps START, in seconds"},
     {"-d", "--duration", IS_HARKS "--clip-timestamps START,END, in seconds"},
-    {"-ml", "--max-len", IS_HARKS "--max-line-width N (srt and vtt lines, from the words)"},
-    {"-sow", "--split-on-word", IS_HARKS "--max-line-width, which breaks lines between words"},
     {"-bo", NULL, IS_HARKS "--best-of"},
     {"-bs", NULL, IS_HARKS "--beam-size"},
     {"-tp", NULL, IS_HARKS "--temperature"},

@@ -18,7 +18,7 @@
 
 enum { PAD_SAMPLES = 30 * HARK_SAMPLE_RATE, SAMPLES_PER_FRAME = 160 };
 
-static void segment_free(hark_segment *s)
+void hark_segment_free(hark_segment *s)
 {
     for (int j = 0; j < s->n_tokens; j++)
         free(s->token_text[j]);
@@ -34,7 +34,7 @@ static void segment_free(hark_segment *s)
 void hark_result_clear(hark_result *r)
 {
     for (int i = 0; i < r->n; i++)
-        segment_free(&r->seg[i]);
+        hark_segment_free(&r->seg[i]);
     free(r->seg);
     free(r->text);
     memset(r, 0, sizeof *r);
@@ -91,16 +91,24 @@ static int history_add(loop_state *st, const int *t, int n)
     return 0;
 }
 
+/* Room in r for n segments. */
+static int reserve(hark_result *r, int n)
+{
+    if (n <= r->cap)
+        return 0;
+    int cap = r->cap * 2 > n ? r->cap * 2 : n + 16;
+    hark_segment *p = realloc(r->seg, sizeof(hark_segment) * (size_t)cap);
+    if (!p)
+        return HARK_ERR_NOMEM;
+    r->seg = p;
+    r->cap = cap;
+    return 0;
+}
+
 static hark_segment *new_segment(hark_result *r)
 {
-    if (r->n == r->cap) {
-        int cap = r->cap ? r->cap * 2 : 16;
-        hark_segment *p = realloc(r->seg, sizeof(hark_segment) * (size_t)cap);
-        if (!p)
-            return NULL;
-        r->seg = p;
-        r->cap = cap;
-    }
+    if (reserve(r, r->n + 1))
+        return NULL;
     hark_segment *s = &r->seg[r->n++];
     memset(s, 0, sizeof *s);
     return s;
@@ -294,7 +302,7 @@ static int drop_empty_segments(hark_result *r, int from)
         for (const char *c = s->text; *c && blank; c++)
             blank = strchr(" \t\n\r\v\f", *c) != NULL;
         if (blank || s->start == s->end) { /* openai blanks these; hark drops them */
-            segment_free(s);
+            hark_segment_free(s);
             continue;
         }
         r->seg[k++] = *s;
@@ -302,6 +310,29 @@ static int drop_empty_segments(hark_result *r, int from)
     int removed = r->n - k;
     r->n = k;
     return removed;
+}
+
+/* --max-len: segments [first, r->n) cut between their words, each into its
+ * pieces in place. */
+static int split_long(hark_result *r, int first, int max_len, int eot)
+{
+    for (int i = first; i < r->n; i++) {
+        hark_segment *pieces;
+        int n, rc = hark_split_segment(&r->seg[i], max_len, eot, &pieces, &n);
+        if (rc || (n && (rc = reserve(r, r->n + n - 1)))) {
+            free(pieces);
+            return rc;
+        }
+        if (n == 0)
+            continue;
+        memmove(&r->seg[i + n], &r->seg[i + 1], sizeof(hark_segment) * (size_t)(r->n - i - 1));
+        hark_segment_free(&r->seg[i]);
+        memcpy(&r->seg[i], pieces, sizeof(hark_segment) * (size_t)n);
+        free(pieces);
+        r->n += n - 1;
+        i += n - 1;
+    }
+    return 0;
 }
 
 /* A decoded window's segments; returns frames consumed, or HARK_ERR_NOMEM. */
@@ -319,7 +350,7 @@ static int segments_of(loop_state *st, hark_result *r, hark_window *w, int seek,
 static void truncate_segments(hark_result *r, int keep)
 {
     while (r->n > keep)
-        segment_free(&r->seg[--r->n]);
+        hark_segment_free(&r->seg[--r->n]);
 }
 
 /* The words of the window's segments r->seg[first..], and where the next window
@@ -383,6 +414,8 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
             return HARK_ERR_NOMEM;
     if (!st->p->condition_on_previous_text || temperature > 0.5f)
         st->prompt_from = st->n_history;
+    if (st->p->max_len > 0 && split_long(r, first, st->p->max_len, st->m->vocab.sp.eot))
+        return HARK_ERR_NOMEM;
     for (int i = first; i < r->n; i++) /* final from here on */
         r->seg[i].speaker = hark_levels_speaker(st->levels, r->seg[i].start, r->seg[i].end);
     for (int i = first; st->p->on_segment && i < r->n; i++)
@@ -502,13 +535,13 @@ static int check_params(const hark_model *m, const hark_params *p, hark_error *e
             return hark_fail(e, HARK_ERR_ARG, "bad parameters: suppress token %d is not -1 or in "
                              "the vocabulary (0 to %d)", p->suppress_tokens[i], m->hp.n_vocab - 1);
     if (p->beam_size > 64 || p->best_of > 64 || p->n_temperatures < 0 ||
-        p->n_suppress_tokens < 0 || p->n_suppress_tokens > HARK_MAX_SUPPRESS_TOKENS ||
+        p->n_suppress_tokens < 0 || p->n_suppress_tokens > HARK_MAX_SUPPRESS_TOKENS || p->max_len < 0 ||
         p->n_temperatures > HARK_MAX_TEMPERATURES || p->max_tokens < 0 ||
         p->n_clip_timestamps < 0 || p->n_clip_timestamps > HARK_MAX_CLIP_TIMESTAMPS)
         return hark_fail(e, HARK_ERR_ARG,
                          "bad parameters: beam_size and best_of at most 64, n_temperatures 0 to %d, "
-                         "n_clip_timestamps 0 to %d, n_suppress_tokens 0 to %d, max_tokens not "
-                         "negative", HARK_MAX_TEMPERATURES, HARK_MAX_CLIP_TIMESTAMPS,
+                         "n_clip_timestamps 0 to %d, n_suppress_tokens 0 to %d, max_tokens and "
+                         "max_len not negative", HARK_MAX_TEMPERATURES, HARK_MAX_CLIP_TIMESTAMPS,
                          HARK_MAX_SUPPRESS_TOKENS);
     return 0;
 }

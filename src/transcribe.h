@@ -23,6 +23,7 @@ typedef struct hark_word {
     char *text;
     double start, end;
     float probability;
+    int n_tokens;         /* its text tokens, in order in its segment's */
 } hark_word;
 
 typedef struct hark_result {
@@ -81,6 +82,12 @@ typedef struct hark_audio {
     size_t n;
     const hark_levels *levels;
 } hark_audio;
+/* whisper.cpp's max_len with split_on_word (seglen.c): s cut between its words into
+ * pieces of at most max_len characters, *n of them in *pieces (malloc'd, each owning
+ * its copies; s untouched); *n is 0 when s stays whole (one piece, or no words). */
+int hark_split_segment(const hark_segment *s, int max_len, int eot, hark_segment **pieces, int *n);
+/* Frees what a segment owns (not the segment itself). */
+void hark_segment_free(hark_segment *s);
 /* Transcribes the audio into r. */
 struct hark_pool;
 struct hark_decoder;

@@ -101,9 +101,9 @@ static void test_tsv(hark_context *c)
 
 /* ------------------------------------------------------------ word cues */
 
-static hark_word W[] = {{" The", 0.0, 0.3, 1}, {" quick", 0.3, 0.6, 1}, {" brown", 0.6, 0.9, 1},
-                        {" fox", 0.9, 1.2, 1},  {" jumps", 1.2, 1.5, 1}, {" over", 5.0, 5.3, 1},
-                        {" the", 5.3, 5.5, 1},  {" lazy", 5.5, 5.8, 1},  {" dog.", 5.8, 6.2, 1}};
+static hark_word W[] = {{" The", 0.0, 0.3, 1, 1}, {" quick", 0.3, 0.6, 1, 1}, {" brown", 0.6, 0.9, 1, 1},
+                        {" fox", 0.9, 1.2, 1, 1},  {" jumps", 1.2, 1.5, 1, 1}, {" over", 5.0, 5.3, 1, 1},
+                        {" the", 5.3, 5.5, 1, 1},  {" lazy", 5.5, 5.8, 1, 1},  {" dog.", 5.8, 6.2, 1, 1}};
 
 /* Two segments of hand-made words: 0-1.5 s and, after a pause, 5-6.2 s. */
 static hark_result two_segments(hark_segment seg[2])
@@ -164,7 +164,7 @@ static void test_word_cues(void)
         expect_cues(&r, &p, c->what, c->want);
     }
     /* widths count characters, not bytes: " caf\u00e9" is 5 wide */
-    hark_word accented[] = {{" The", 0, 0.3, 1}, {" caf\xc3\xa9", 0.3, 0.6, 1}};
+    hark_word accented[] = {{" The", 0, 0.3, 1, 1}, {" caf\xc3\xa9", 0.3, 0.6, 1, 1}};
     hark_segment one = {.start = 0, .end = 0.6, .text = " The caf\xc3\xa9", .words = accented, .n_words = 2};
     hark_result r1 = {.seg = &one, .n = 1};
     p = hark_default_params();
@@ -260,6 +260,45 @@ static void test_colored(const hark_model *m)
     free(got);
 }
 
+/* whisper.cpp's --max-len with --split-on-word: pieces of at most N characters
+ * cut between words, each with its words' tokens (the timestamps at the ends go
+ * with the first and last piece) and bounds. */
+static void test_split_segment(void)
+{
+    enum { TS = 1000, EOT = 900 };
+    int tokens[] = {TS, 1, 2, 3, 4, TS + 50};
+    float probs[] = {0.9f, 0.8f, 0.7f, 0.6f, 0.5f, 0.4f};
+    char *texts[] = {"<|0.00|>", " The", " quick", " br", "own", "<|1.00|>"};
+    hark_word words[] = {{" The", 0, 0.2, 0.8f, 1}, {" quick", 0.2, 0.5, 0.7f, 1},
+                         {" brown", 0.5, 0.9, 0.55f, 2}};
+    hark_segment s = {.seek = 100, .start = 0, .end = 1, .text = " The quick brown", .tokens = tokens,
+                      .probs = probs, .token_text = texts, .n_tokens = 6, .words = words,
+                      .n_words = 3, .avg_logprob = -0.25f};
+    hark_segment *pc;
+    int n;
+    CHECK(hark_split_segment(&s, 16, EOT, &pc, &n) == 0 && n == 0 && !pc, "fits: whole (%d)", n);
+    CHECK(hark_split_segment(&s, 9, EOT, &pc, &n) == 0 && n == 2, "9 characters: %d pieces", n);
+    if (n == 2) {
+        CHECK(!strcmp(pc[0].text, " The quick") && !strcmp(pc[1].text, " brown"), "texts [%s] [%s]",
+              pc[0].text, pc[1].text);
+        CHECK(pc[0].n_tokens == 3 && pc[0].tokens[0] == TS && pc[0].tokens[2] == 2 &&
+                  pc[1].n_tokens == 3 && pc[1].tokens[0] == 3 && pc[1].tokens[2] == TS + 50 &&
+                  pc[1].probs[1] == 0.5f && !strcmp(pc[1].token_text[2], "<|1.00|>"),
+              "tokens split at the word, timestamps at the ends");
+        CHECK(pc[0].start == 0 && pc[0].end == 0.5 && pc[1].start == 0.5 && pc[1].end == 0.9 &&
+                  pc[1].n_words == 1 && pc[1].words[0].n_tokens == 2 && pc[1].seek == 100 &&
+                  pc[1].avg_logprob == -0.25f, "bounds, words and statistics");
+    }
+    for (int k = 0; k < n; k++)
+        hark_segment_free(&pc[k]);
+    free(pc);
+    CHECK(hark_split_segment(&s, 1, EOT, &pc, &n) == 0 && n == 3 && !strcmp(pc[2].text, " brown") &&
+              pc[1].n_tokens == 1 && pc[1].tokens[0] == 2, "1 character: a word a piece");
+    for (int k = 0; k < n; k++)
+        hark_segment_free(&pc[k]);
+    free(pc);
+}
+
 int main(void)
 {
     char err[512];
@@ -278,6 +317,7 @@ int main(void)
     test_word_cues();
     test_speaker_labels();
     test_csv_lrc();
+    test_split_segment();
     test_colored(m);
     CHECK(hark_segment_speaker(c, 0) == HARK_SPEAKER_NONE, "samples of a mono file: no speaker");
     hark_context_free(c);

@@ -86,7 +86,7 @@ static int seek_matches(const cJSON *c, int *got_seek, int *got_keep)
 /* The rules on a window worked by hand (the fixture's cases are random). */
 static void test_by_hand(void)
 {
-    hark_word words[2] = {{" uh", 3.0, 3.05, 0.05f}, {" hm", 3.05, 3.1, 0.1f}};
+    hark_word words[2] = {{" uh", 3.0, 3.05, 0.05f, 1}, {" hm", 3.05, 3.1, 0.1f, 1}};
     hark_segment s = {.start = 3.0, .end = 3.1, .words = words, .n_words = 2};
     hark_word_window w = {.seek = 0, .size = 1000, .window = 1000, .content = 5000};
     int keep, seek = hark_word_seek(&w, 0, &s, 1, 1000, &keep);
@@ -107,7 +107,7 @@ static void test_by_hand(void)
     /* only the first 8 words that are not punctuation are scored */
     hark_word nine[10];
     for (int i = 0; i < 10; i++)
-        nine[i] = (hark_word){i == 0 ? "," : " word", i, i + 0.4, 0.9f};
+        nine[i] = (hark_word){i == 0 ? "," : " word", i, i + 0.4, 0.9f, 1};
     nine[9].end = 19; /* a 10 s word: 8 points */
     hark_segment long_seg = {.start = 0, .end = 19, .words = nine, .n_words = 10};
     CHECK(!hark_segment_anomaly(&long_seg), "the 9th scored word counted");

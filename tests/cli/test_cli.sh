@@ -212,8 +212,8 @@ whispercpp() {
 }
 whispercpp -otxt "is hark's -f txt"
 whispercpp --output-json-full "is hark's -f json (every token with its probability)"
-whispercpp -ml "is hark's --max-line-width N (srt and vtt lines, from the words)"
 whispercpp -nf "is hark's --temperature 0"
+whispercpp -ojf "is hark's -f json (every token with its probability)"
 whispercpp -ng "has no use here: hark runs on the CPU"
 n=0
 for opt in $(grep -o '^    {"-[-a-z]*", \(NULL\|"-[-a-z]*"\)' src/cli_hints.c | grep -o -- '"-[-a-z]*"' | tr -d '"'); do

@@ -161,4 +161,18 @@ expect_eq "word cues labelled" "$(grep -c -- '-->' "$TMP/lr-words.srt")" \
 expect_eq "no --diarize: no labels" "$(grep -c speaker "$TMP/plain/lr.tsv" "$TMP/plain/lr.json" "$TMP/mono/sample01-en-us.json" "$TMP/mono/sample01-en-us.txt" | tr '\n' ' ')" \
     "$TMP/plain/lr.tsv:0 $TMP/plain/lr.json:0 $TMP/mono/sample01-en-us.json:0 $TMP/mono/sample01-en-us.txt:0 "
 expect_eq "mono: the speaker column empty" "$(tail -n +2 "$TMP/mono/sample01-en-us.tsv" | cut -f 3 | sort -u)" ""
+# --max-len (whisper.cpp's -ml N -sow): the same decoding as --word-timestamps, its segments
+# cut between words: -ml 1 a word a segment, --max-len 20 none longer than 20 characters
+# unless one word; the tokens and the text, joined, unchanged
+"$HARK" -q -f json --word-timestamps "$TMP/lr.wav" >"$TMP/ml0.json"
+"$HARK" -q -f json -ml 1 "$TMP/lr.wav" >"$TMP/ml1.json"
+"$HARK" -q -f tsv,json --max-len 20 -o "$TMP/ml20" "$TMP/lr.wav"
+ids() { grep -o '"id":[0-9]*,"text"' "$1" | tr '\n' ' '; }
+expect_eq "-ml 1: the tokens" "$(ids "$TMP/ml1.json")" "$(ids "$TMP/ml0.json")"
+expect_eq "--max-len 20: the tokens" "$(ids "$TMP/ml20/lr.json")" "$(ids "$TMP/ml0.json")"
+expect_eq "-ml 1: a word a segment" "$(grep -o '"seek"' "$TMP/ml1.json" | wc -l)" "$(grep -o '"word"' "$TMP/ml0.json" | wc -l)"
+expect_eq "-ml 1: the text" "$(grep -o '^{"text":"[^"]*"' "$TMP/ml1.json")" "$(grep -o '^{"text":"[^"]*"' "$TMP/ml0.json")"
+awk -F'\t' 'NR > 1 { if (length($3) > 20 && index($3, " ")) bad = 1; n++ } END { exit bad || n < 8 }' \
+    "$TMP/ml20/lr.tsv" && ok || bad "--max-len 20: $(cat "$TMP/ml20/lr.tsv")"
+
 summary model
