@@ -82,7 +82,7 @@ static void tensor(writer *w, const char *name, const int64_t *shape, int ndim, 
     float *row = malloc(sizeof(float) * cols);
     void *packed = malloc(hark_row_bytes(out, cols) + 4);
     size_t in_row = hark_row_bytes(stype, cols), out_row = hark_row_bytes(out, cols);
-    for (size_t r = 0; row && packed && r < rows; r++) {
+    for (size_t r = 0; row && packed && !w->out.err && r < rows; r++) { /* none after a failure */
         hark_to_f32(row, (const char *)src + r * in_row, stype, cols);
         hark_quantize_row(packed, row, out, cols);
         put_bytes(w, packed, out_row);
