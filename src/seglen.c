@@ -7,11 +7,10 @@
 
 #include "transcribe.h"
 
-/* Characters (UTF-8 code points) of s without its leading blanks. */
-static size_t shown_chars(const char *s)
+/* Characters (UTF-8 code points) of s. */
+static size_t chars(const char *s)
 {
     size_t n = 0;
-    s += strspn(s, " \t\n\r");
     for (; *s; s++)
         n += ((unsigned char)*s & 0xC0) != 0x80;
     return n;
@@ -31,16 +30,21 @@ static char *words_text(const hark_segment *s, int from, int to)
     return t;
 }
 
-/* Where the words of each piece end: cut[k] is one past piece k's last word. */
+/* Where the words of each piece end: cut[k] is one past piece k's last word.
+ * A piece's length is its text's without the blanks it opens with. */
 static int plan_pieces(const hark_segment *s, int max_len, int *cut)
 {
-    int n = 0, from = 0;
-    for (int w = 1; w <= s->n_words; w++) {
-        char *t = w < s->n_words ? words_text(s, from, w + 1) : NULL;
-        if (w == s->n_words || !t || shown_chars(t) > (size_t)max_len)
-            cut[n++] = w, from = w;
-        free(t);
+    int n = 0;
+    size_t len = 0;
+    for (int w = 0; w < s->n_words; w++) {
+        const char *t = s->words[w].text;
+        size_t shown = chars(t + strspn(t, " \t\n\r"));
+        if (w > 0 && len + chars(t) > (size_t)max_len)
+            cut[n++] = w, len = shown;
+        else
+            len += w > 0 ? chars(t) : shown;
     }
+    cut[n++] = s->n_words;
     return n;
 }
 
