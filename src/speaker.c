@@ -36,10 +36,17 @@ int hark_levels_add(hark_levels *lv, const float *frames, size_t n, long long fi
     if (n && room_for(lv, last + 1))
         return HARK_ERR_NOMEM;
     lv->n = n && last + 1 > lv->n ? last + 1 : lv->n;
-    for (size_t i = 0; i < n; i++) {
-        size_t bin = (size_t)(((long long)i + first) * 100 / rate);
-        lv->ch[0][bin] += fabsf(frames[2 * i]);
-        lv->ch[1][bin] += fabsf(frames[2 * i + 1]);
+    /* a run of frames a bin: one division a bin, not one a sample; bin b+1 starts at
+     * the first frame f with f * 100 >= (b + 1) * rate */
+    for (size_t i = 0; i < n;) {
+        long long bin = (first + (long long)i) * 100 / rate;
+        long long next = ((bin + 1) * rate + 99) / 100 - first;
+        size_t end = next < (long long)n ? (size_t)next : n;
+        float *left = &lv->ch[0][bin], *right = &lv->ch[1][bin];
+        for (; i < end; i++) {
+            *left += fabsf(frames[2 * i]);
+            *right += fabsf(frames[2 * i + 1]);
+        }
     }
     return 0;
 }
