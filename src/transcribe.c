@@ -416,10 +416,12 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
         st->prompt_from = st->n_history;
     if (st->p->max_len > 0 && split_long(r, first, st->p->max_len, st->m->vocab.sp.eot))
         return HARK_ERR_NOMEM;
-    for (int i = first; i < r->n; i++) /* final from here on */
-        r->seg[i].speaker = hark_levels_speaker(st->levels, r->seg[i].start, r->seg[i].end);
-    for (int i = first; st->p->on_segment && i < r->n; i++)
-        st->p->on_segment(r->seg[i].start, r->seg[i].end, r->seg[i].text, st->p->on_segment_user);
+    for (int i = first; i < r->n; i++) { /* final from here on */
+        hark_segment *s = &r->seg[i];
+        s->speaker = hark_levels_speaker(st->levels, s->start, s->end);
+        if (st->p->on_segment)
+            st->p->on_segment(s->start, s->end, s->text, st->p->on_segment_user);
+    }
     return advance;
 }
 
