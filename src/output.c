@@ -219,19 +219,10 @@ typedef struct cue_word {
     int shown; /* WORD_... */
 } cue_word;
 
-/* Characters as Python's len() counts them (UTF-8 code points). */
-static size_t chars(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
-}
-
 static size_t stripped_chars(const char *s)
 {
     char *t = stripped(s);
-    size_t n = t ? chars(t) : 0;
+    size_t n = t ? hark_utf8_chars(t) : 0;
     free(t);
     return n;
 }
@@ -252,8 +243,9 @@ static cue_word place(layout *l, const hark_word *w, int k)
     cue_word c = {w, 0, 0, WORD_AS_SPOKEN};
     int pause = !l->keep_segments && w->start - l->last > 3.0;
     int segment_break = l->keep_segments && k % l->per_line == 0 && l->in_cue > 0;
-    if (l->line_len > 0 && l->line_len + chars(w->text) <= l->width && !pause && !segment_break) {
-        l->line_len += chars(w->text);
+    size_t width = hark_utf8_chars(w->text);
+    if (l->line_len > 0 && l->line_len + width <= l->width && !pause && !segment_break) {
+        l->line_len += width;
     } else {
         c.shown = WORD_STRIPPED;
         if (segment_break ||

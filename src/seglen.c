@@ -6,15 +6,7 @@
 #include <string.h>
 
 #include "transcribe.h"
-
-/* Characters (UTF-8 code points) of s. */
-static size_t chars(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
-}
+#include "utf8.h"
 
 /* Words [from, to) of s as one string (malloc'd). */
 static char *words_text(const hark_segment *s, int from, int to)
@@ -38,11 +30,11 @@ static int plan_pieces(const hark_segment *s, int max_len, int *cut)
     size_t len = 0;
     for (int w = 0; w < s->n_words; w++) {
         const char *t = s->words[w].text;
-        size_t shown = chars(t + strspn(t, " \t\n\r"));
-        if (w > 0 && len + chars(t) > (size_t)max_len)
+        size_t all = hark_utf8_chars(t), shown = hark_utf8_chars(t + strspn(t, " \t\n\r"));
+        if (w > 0 && len + all > (size_t)max_len)
             cut[n++] = w, len = shown;
         else
-            len += w > 0 ? chars(t) : shown;
+            len += w > 0 ? all : shown;
     }
     cut[n++] = s->n_words;
     return n;

@@ -73,3 +73,11 @@ char *hark_utf8_sanitize(const char *s, size_t n)
     *o = 0;
     return out;
 }
+
+size_t hark_utf8_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}

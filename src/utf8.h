@@ -24,5 +24,8 @@ size_t hark_utf8_next(const char *s, size_t n, uint32_t *cp, int *valid);
 /* A malloc'd, NUL-terminated copy of n bytes with each invalid part replaced
  * by U+FFFD as hark_utf8_decode reads it; NULL when out of memory. */
 char *hark_utf8_sanitize(const char *s, size_t n);
+/* Characters of a NUL-terminated string as Python's len() counts them (code
+ * points: the bytes that do not continue a character). */
+size_t hark_utf8_chars(const char *s);
 
 #endif
