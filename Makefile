@@ -76,6 +76,7 @@ install: all
 	install -m 644 include/hark.h $(DESTDIR)$(PREFIX)/include/hark.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@PKGS@|$(PKGS)|' hark.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hark.pc
 	for d in models/*/; do [ -f "$$d/config.json" ] && cp -r "$$d" $(DESTDIR)$(PREFIX)/share/hark/ || true; done
+	cp -r models/silero-vad $(DESTDIR)$(PREFIX)/share/hark/
 
 # Coverage-guided fuzzing of the model and audio parsers (clang's libFuzzer):
 #   make fuzz && build/fuzz/fuzz_model -max_total_time=300 CORPUS_DIR

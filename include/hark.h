@@ -31,6 +31,7 @@ enum hark_status {
 
 typedef struct hark_model hark_model;
 typedef struct hark_context hark_context;
+typedef struct hark_vad hark_vad;
 
 /* openai's default prepend_punctuations and append_punctuations (UTF-8) */
 #define HARK_PREPEND_PUNCTUATIONS "\"'\xe2\x80\x9c\xc2\xbf([{-"
@@ -96,6 +97,17 @@ typedef struct hark_params {
      * speaker is the channel louder over it by 10 % (two parties recorded a channel each);
      * the writers label segments with it (0) */
     int diarize;
+    /* whisper.cpp's --vad: a Silero VAD model (hark_vad_load) finds the speech first, only
+     * the speech is transcribed (its spans joined by 0.1 s of silence) and the times are
+     * the file's; NULL: off.  Incompatible with clip timestamps.  Its settings, as
+     * whisper.cpp's vad_params: */
+    const hark_vad *vad;
+    float vad_threshold;       /* speech at or above this probability (default 0.5)      */
+    int vad_min_speech_ms;     /* shorter speech is dropped (default 250)                */
+    int vad_min_silence_ms;    /* silence that ends a span (default 100)                 */
+    float vad_max_speech_s;    /* longer spans are split (default 0: no limit)           */
+    int vad_speech_pad_ms;     /* each span widened by this (default 30)                 */
+    float vad_samples_overlap; /* seconds kept after each span but the last (default 0.1) */
     /* called once per segment as each window's segments become final, in order and on
      * the transcribing thread (whisper.cpp's new_segment_callback; openai's verbose
      * printing): the bounds in seconds and the text as hark_segment_text gives it.  The
@@ -173,6 +185,17 @@ char *hark_format_output(const hark_context *ctx, const char *format);
 /* Writes them to path through a temporary file renamed into place. */
 int hark_write_output(const hark_context *ctx, const char *format, const char *path, char *err,
                       size_t errlen);
+
+/* Silero VAD (v5 or v6) from whisper.cpp's ggml VAD file (ggml-silero-v6.2.0.bin; hark
+ * ships one in models/silero-vad/).  NULL on failure, with "path: problem" in err.
+ * A loaded model is read-only: contexts on any thread may share it. */
+hark_vad *hark_vad_load(const char *path, char *err, size_t errlen);
+void hark_vad_free(hark_vad *vad);
+#define HARK_VAD_CHUNK 512
+/* The probability of speech in each HARK_VAD_CHUNK samples of mono 16 kHz audio (the
+ * last chunk zero-padded): writes ceil(n_samples / HARK_VAD_CHUNK) values to probs.
+ * Returns 0, or HARK_ERR_NOMEM. */
+int hark_vad_probs(const hark_vad *vad, const float *samples, size_t n_samples, float *probs);
 
 /* Reads an audio file into mono 16 kHz float samples (caller frees with free()). */
 int hark_read_audio(const char *path, float **samples, size_t *n_samples, char *err, size_t errlen);

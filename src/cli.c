@@ -70,6 +70,16 @@ static const char USAGE[] =
     "      --suppress-regex RE   tokens whose whole text matches RE (POSIX extended, the\n"
     "                            leading space included) never sampled, as whisper.cpp's\n"
     "      --seed N              seed of the sampling generator (default 0)\n"
+    "      --vad                 transcribe only the speech that Silero VAD finds, as\n"
+    "                            whisper.cpp's --vad (hark ships the model); times stay\n"
+    "                            the file's.  Its settings, whisper.cpp's (-vm, -vt...):\n"
+    "      --vad-model FILE      a whisper.cpp ggml Silero VAD (v5, v6); implies --vad\n"
+    "      --vad-threshold P     speech from this probability (default 0.5)\n"
+    "      --vad-min-speech-duration-ms N   shorter speech dropped (default 250)\n"
+    "      --vad-min-silence-duration-ms N  silence that ends speech (default 100)\n"
+    "      --vad-max-speech-duration-s X    longer speech split (default: no limit)\n"
+    "      --vad-speech-pad-ms N            speech widened by N ms (default 30)\n"
+    "      --vad-samples-overlap X          seconds kept after each span (default 0.1)\n"
     "  openai's switches also take its True or False (--word-timestamps True,\n"
     "  --condition-on-previous-text False, --verbose True); --fp16 True|False and\n"
     "  --device cpu are taken and change nothing (hark computes in f32 on the CPU)\n"
@@ -136,14 +146,14 @@ static int find_model_in(const char *dir, char *out, size_t n)
 {
     char probe[PATH_MAX];
     struct stat st;
-    snprintf(probe, sizeof probe, "%s/config.json", dir);
+    snprintf(probe, sizeof probe, "%.4000s/config.json", dir);
     if (stat(probe, &st) == 0) {
         snprintf(out, n, "%s", dir);
         return 1;
     }
     static const char *const names[] = {"hark-en-tiny", "hark-tiny-en", "default"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        snprintf(probe, sizeof probe, "%s/%s/config.json", dir, names[i]);
+        snprintf(probe, sizeof probe, "%.4000s/%s/config.json", dir, names[i]);
         if (stat(probe, &st) == 0) {
             snprintf(out, n, "%s/%s", dir, names[i]);
             return 1;
@@ -152,10 +162,35 @@ static int find_model_in(const char *dir, char *out, size_t n)
     return 0;
 }
 
+/* Where hark's data may be, in order: models/ beside build/hark and build/san/hark,
+ * PREFIX/share/hark beside PREFIX/bin/hark, ./models, HARK_DATADIR; returns the count. */
+typedef struct data_dir {
+    char path[PATH_MAX];
+} data_dir;
+
+static int data_dirs(data_dir *dirs, int max)
+{
+    char exe[PATH_MAX];
+    int n = 0;
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = k > 0 ? (exe[k] = 0, strrchr(exe, '/')) : NULL;
+    if (slash) {
+        *slash = 0;
+        static const char *const ups[] = {"/../models", "/../../models", "/../share/hark"};
+        for (int i = 0; i < 3 && n < max; i++)
+            snprintf(dirs[n++].path, PATH_MAX, "%.*s%s", PATH_MAX - 20, exe, ups[i]);
+    }
+    if (n < max)
+        snprintf(dirs[n++].path, PATH_MAX, "models");
+    if (n < max)
+        snprintf(dirs[n++].path, PATH_MAX, "%s", HARK_DATADIR);
+    return n;
+}
+
 int cli_model_path(const cli_options *o, char *out, size_t n)
 {
     const char *env = getenv("HARK_MODEL");
-    char exe[PATH_MAX], dir[PATH_MAX + 16];
+    data_dir dirs[5];
     if (o->model) {
         snprintf(out, n, "%s", o->model);
         return 0;
@@ -164,25 +199,32 @@ int cli_model_path(const cli_options *o, char *out, size_t n)
         snprintf(out, n, "%s", env);
         return 0;
     }
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k > 0) {
-        exe[k] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash)
-            *slash = 0;
-        /* build/hark, build/san/hark and PREFIX/bin/hark: models/ a level or two up */
-        static const char *const ups[] = {"/../models", "/../../models", "/../share/hark"};
-        for (int i = 0; i < 3; i++) {
-            snprintf(dir, sizeof dir, "%s%s", exe, ups[i]);
-            if (find_model_in(dir, out, n))
-                return 0;
-        }
-    }
-    if (find_model_in("models", out, n) || find_model_in(HARK_DATADIR, out, n))
-        return 0;
+    for (int i = 0, k = data_dirs(dirs, 5); i < k; i++)
+        if (find_model_in(dirs[i].path, out, n))
+            return 0;
     fprintf(stderr, "hark: no model given and none found in models/: pass -m MODEL "
                     "(a Hugging Face Whisper directory or a whisper.cpp .bin)\n");
     return -1;
+}
+
+#define VAD_FILE "silero-vad/ggml-silero-v6.bin"
+
+int cli_load_vad(const cli_options *o, hark_vad **vad)
+{
+    data_dir dirs[5];
+    char path[PATH_MAX + 64], err[PATH_MAX + 128];
+    *vad = NULL;
+    if (!o->vad)
+        return 0;
+    snprintf(path, sizeof path, "%s", o->vad_model ? o->vad_model : "");
+    for (int i = 0, k = data_dirs(dirs, 5); i < k && !o->vad_model; i++) {
+        snprintf(path, sizeof path, "%.4000s/" VAD_FILE, dirs[i].path);
+        if (access(path, F_OK) == 0)
+            break;
+    }
+    if (!(*vad = hark_vad_load(path, err, sizeof err)))
+        fprintf(stderr, "hark: %s\n", err);
+    return *vad ? 0 : -1;
 }
 
 /* Whether name is one of openai-whisper's model names ("tiny.en", "turbo"...),
@@ -394,6 +436,33 @@ static int parse_word_option(hark_params *p, const char *name, const char *v)
     return 0;
 }
 
+/* whisper.cpp's VAD options, each spelt its way too (-vt...): as parse_search_option.
+ * A VAD model given turns VAD on. */
+static int parse_vad_option(cli_options *o, const char *name, const char *v)
+{
+    hark_params *p = &o->params;
+    static const char *const names[][2] = {
+        {"-vm", "--vad-model"}, {"-vt", "--vad-threshold"},
+        {"-vspd", "--vad-min-speech-duration-ms"}, {"-vsd", "--vad-min-silence-duration-ms"},
+        {"-vmsd", "--vad-max-speech-duration-s"}, {"-vp", "--vad-speech-pad-ms"},
+        {"-vo", "--vad-samples-overlap"}};
+    int k = 0;
+    while (k < 7 && strcmp(name, names[k][0]) && strcmp(name, names[k][1]))
+        k++;
+    switch (k) {
+    case 0: o->vad_model = v, o->vad = 1; return 0;
+    case 1: return float_arg(v, &p->vad_threshold) || !(p->vad_threshold > 0 &&
+                                                        p->vad_threshold < 1) ? -1 : 0;
+    case 2: return int_arg(v, 0, 3600000, &p->vad_min_speech_ms);
+    case 3: return int_arg(v, 0, 3600000, &p->vad_min_silence_ms);
+    case 4: return float_arg(v, &p->vad_max_speech_s) || !(p->vad_max_speech_s >= 0) ? -1 : 0;
+    case 5: return int_arg(v, 0, 3600000, &p->vad_speech_pad_ms);
+    case 6: return float_arg(v, &p->vad_samples_overlap) || !(p->vad_samples_overlap >= 0 &&
+                                                              p->vad_samples_overlap <= 10) ? -1 : 0;
+    default: return 1;
+    }
+}
+
 /* Options with a value: name, short name, and how to store it. */
 static int parse_valued(cli_options *o, const char *name, const char *v)
 {
@@ -417,7 +486,8 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
             return -1;
         p->translate = !strcmp(v, "translate");
     } else if ((rc = parse_search_option(o, name, v)) != 1 ||
-               (rc = parse_window_option(p, name, v)) != 1)
+               (rc = parse_window_option(p, name, v)) != 1 ||
+               (rc = parse_vad_option(o, name, v)) != 1)
         return rc;
     else
         return parse_word_option(p, name, v);
@@ -463,6 +533,8 @@ static int parse_flag(cli_options *o, const char *a)
         p->condition_on_previous_text = 0;
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
         o->quiet = 1;
+    else if (!strcmp(a, "--vad"))
+        o->vad = 1;
     else if (strcmp(a, "--split-on-word") && strcmp(a, "-sow")) /* --max-len always does */
         return 0;
     return 1;

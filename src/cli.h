@@ -20,6 +20,8 @@ typedef struct cli_options {
     double temperature_start;    /* --temperature's one value (0 until given)     */
     int temperatures_given;      /* how many values --temperature had            */
     double temperature_increment; /* --temperature-increment-on-fallback; 0: none */
+    int vad;                /* --vad: transcribe the speech Silero VAD finds    */
+    const char *vad_model;  /* --vad-model; NULL: models/silero-vad/'s          */
     hark_params params;     /* decoding options, threads per job                */
 } cli_options;
 
@@ -41,6 +43,9 @@ void cli_print(const char *s);
 int cli_is_audio_name(const char *name);
 /* Resolves -m or the default model path; prints the error and returns -1. */
 int cli_model_path(const cli_options *o, char *out, size_t n);
+/* With --vad, loads the VAD model (--vad-model, else hark's own) into *vad (NULL
+ * without --vad); prints the error and returns -1 when it cannot. */
+int cli_load_vad(const cli_options *o, hark_vad **vad);
 /* Loads the model named by the options; prints the error and returns NULL. */
 hark_model *cli_load_model(const cli_options *o);
 /* Transcribes files and directories; returns the exit status. */

@@ -594,13 +594,19 @@ static void run_workers(worker_arg *w, int n)
 /* One model, one context per worker.  Returns 0, or 1 when nothing could run. */
 static int run(batch *b)
 {
-    hark_model *model = cli_load_model(b->o);
-    if (!model)
+    hark_vad *vad;
+    if (cli_load_vad(b->o, &vad))
         return 1;
+    hark_model *model = cli_load_model(b->o);
+    if (!model) {
+        hark_vad_free(vad);
+        return 1;
+    }
     b->model = model;
     int n = b->o->jobs < (int)b->n ? b->o->jobs : (int)b->n, made = 0;
     worker_arg *w = calloc((size_t)n, sizeof *w);
     hark_params params = b->o->params;
+    params.vad = vad;
     if (b->stream_txt || b->o->verbose)
         params.on_segment = print_segment;
     for (; w && made < n; made++) {
@@ -623,6 +629,7 @@ static int run(batch *b)
     b->workers = NULL, b->n_workers = 0;
     free(w);
     hark_model_free(model);
+    hark_vad_free(vad);
     return made ? 0 : 1;
 }
 

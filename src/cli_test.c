@@ -381,13 +381,18 @@ static void add_edits(hark_edits *sum, const hark_edits *e)
 
 static int run_cases(const test_options *o, test_run *run)
 {
-    hark_model *model = cli_load_model(&o->cli);
-    if (!model)
+    hark_params params = o->cli.params;
+    hark_vad *vad;
+    if (cli_load_vad(&o->cli, &vad))
         return -1;
-    hark_context *ctx = hark_context_new(model, &o->cli.params);
+    hark_model *model = cli_load_model(&o->cli);
+    params.vad = vad;
+    hark_context *ctx = model ? hark_context_new(model, &params) : NULL;
     if (!ctx) {
-        fprintf(stderr, "hark: test: cannot create a transcription context\n");
+        if (model)
+            fprintf(stderr, "hark: test: cannot create a transcription context\n");
         hark_model_free(model);
+        hark_vad_free(vad);
         return -1;
     }
     for (int i = 0; i < run->n; i++) {
@@ -400,6 +405,7 @@ static int run_cases(const test_options *o, test_run *run)
     }
     hark_context_free(ctx);
     hark_model_free(model);
+    hark_vad_free(vad);
     /* totals are summed edits over summed reference lengths, not a mean of rates */
     run->wer = hark_error_rate(hark_edit_count(&run->words), run->words.ref);
     run->cer = hark_error_rate(hark_edit_count(&run->chars), run->chars.ref);

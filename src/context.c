@@ -34,6 +34,11 @@ hark_params hark_default_params(void)
     p.logprob_threshold = -1.0f;
     p.no_speech_threshold = 0.6f;
     p.condition_on_previous_text = 1;
+    p.vad_threshold = 0.5f; /* whisper.cpp's VAD defaults */
+    p.vad_min_speech_ms = 250;
+    p.vad_min_silence_ms = 100;
+    p.vad_speech_pad_ms = 30;
+    p.vad_samples_overlap = 0.1f;
     return p;
 }
 

@@ -31,6 +31,15 @@ typedef struct hark_map {
  * as much as the memory available holds). */
 int hark_map_file(const char *path, hark_map *m, hark_error *e);
 void hark_map_release(hark_map *m);
+/* Reading a binary file held in memory (ggml models): every read is checked
+ * against the bytes left, and a short file fails "path: truncated in what". */
+typedef struct hark_cursor {
+    const uint8_t *p, *end;
+    const char *path;
+    hark_error *e;
+} hark_cursor;
+int hark_need(hark_cursor *c, size_t n, const char *what);
+int hark_read_i32(hark_cursor *c, int32_t *v, const char *what); /* little-endian */
 /* Reads a whole file into a NUL-terminated buffer (caller frees): JSON and text
  * files, of at most 256 MB. */
 int hark_read_file(const char *path, char **data, size_t *size, hark_error *e);

@@ -9,12 +9,6 @@
 
 enum { GGML_MAGIC = 0x67676d6c, MAX_TENSORS = 100000 };
 
-typedef struct cursor {
-    const uint8_t *p, *end;
-    const char *path;
-    hark_error *e;
-} cursor;
-
 typedef struct ggml_tensor {
     char name[128];
     hark_raw_tensor t;
@@ -25,29 +19,11 @@ typedef struct ggml_file {
     int n;
 } ggml_file;
 
-static int need(cursor *c, size_t n, const char *what)
-{
-    if ((size_t)(c->end - c->p) < n)
-        return hark_fail(c->e, HARK_ERR_FORMAT, "%s: truncated in %s", c->path, what);
-    return 0;
-}
-
-static int read_i32(cursor *c, int32_t *v, const char *what)
-{
-    int rc = need(c, 4, what);
-    if (rc)
-        return rc;
-    *v = (int32_t)(c->p[0] | (uint32_t)c->p[1] << 8 | (uint32_t)c->p[2] << 16 |
-                   (uint32_t)c->p[3] << 24);
-    c->p += 4;
-    return 0;
-}
-
-static int read_hparams(cursor *c, hark_hparams *hp, int32_t *ftype)
+static int read_hparams(hark_cursor *c, hark_hparams *hp, int32_t *ftype)
 {
     int32_t v[11];
     for (int i = 0; i < 11; i++) {
-        int rc = read_i32(c, &v[i], "the header");
+        int rc = hark_read_i32(c, &v[i], "the header");
         if (rc)
             return rc;
     }
@@ -56,27 +32,28 @@ static int read_hparams(cursor *c, hark_hparams *hp, int32_t *ftype)
     return hark_hparams_check(hp, NULL, c->path, c->e);
 }
 
-static int skip_filters(cursor *c)
+static int skip_filters(hark_cursor *c)
 {
     int32_t n_mel, n_fft;
     int rc;
-    if ((rc = read_i32(c, &n_mel, "the mel filters")) || (rc = read_i32(c, &n_fft, "the mel filters")))
+    if ((rc = hark_read_i32(c, &n_mel, "the mel filters")) ||
+        (rc = hark_read_i32(c, &n_fft, "the mel filters")))
         return rc;
     if (n_mel < 0 || n_fft < 0 || n_mel > 512 || n_fft > 4096)
         return hark_fail(c->e, HARK_ERR_FORMAT, "%s: mel filters of %d x %d", c->path, n_mel,
                          n_fft);
     size_t bytes = (size_t)n_mel * (size_t)n_fft * 4;
-    if ((rc = need(c, bytes, "the mel filters")))
+    if ((rc = hark_need(c, bytes, "the mel filters")))
         return rc;
     c->p += bytes; /* hark computes the same Slaney filters itself */
     return 0;
 }
 
 /* Text tokens as raw bytes; the specials that follow are laid out by rule. */
-static int read_vocab(cursor *c, hark_model *m)
+static int read_vocab(hark_cursor *c, hark_model *m)
 {
     int32_t n;
-    int rc = read_i32(c, &n, "the vocabulary");
+    int rc = hark_read_i32(c, &n, "the vocabulary");
     if (rc)
         return rc;
     if (n <= 0 || n > m->hp.n_vocab)
@@ -86,11 +63,11 @@ static int read_vocab(cursor *c, hark_model *m)
         return rc;
     for (int32_t i = 0; i < n; i++) {
         int32_t len;
-        if ((rc = read_i32(c, &len, "the vocabulary")))
+        if ((rc = hark_read_i32(c, &len, "the vocabulary")))
             return rc;
         if (len < 0 || len > 1024)
             return hark_fail(c->e, HARK_ERR_FORMAT, "%s: token %d has length %d", c->path, i, len);
-        if ((rc = need(c, (size_t)len, "the vocabulary")))
+        if ((rc = hark_need(c, (size_t)len, "the vocabulary")))
             return rc;
         if (hark_vocab_set(&m->vocab, i, (const char *)c->p, len))
             return hark_fail(c->e, HARK_ERR_NOMEM, "%s: out of memory", c->path);
@@ -140,25 +117,26 @@ static const char *ggml_type_name(int32_t t)
     return t >= 0 && t < 10 ? names[t] : "unknown";
 }
 
-static int read_tensor(cursor *c, ggml_tensor *g)
+static int read_tensor(hark_cursor *c, ggml_tensor *g)
 {
     int32_t n_dims, name_len, ttype, ne[4] = {1, 1, 1, 1};
     int rc;
-    if ((rc = read_i32(c, &n_dims, "a tensor header")) || (rc = read_i32(c, &name_len, "a tensor header")) ||
-        (rc = read_i32(c, &ttype, "a tensor header")))
+    if ((rc = hark_read_i32(c, &n_dims, "a tensor header")) ||
+        (rc = hark_read_i32(c, &name_len, "a tensor header")) ||
+        (rc = hark_read_i32(c, &ttype, "a tensor header")))
         return rc;
     if (n_dims < 1 || n_dims > 4 || name_len <= 0 || name_len >= (int)sizeof g->name)
         return hark_fail(c->e, HARK_ERR_FORMAT, "%s: bad tensor header (%d dims, name length %d)",
                          c->path, n_dims, name_len);
     size_t count = 1;
     for (int i = 0; i < n_dims; i++) {
-        if ((rc = read_i32(c, &ne[i], "a tensor header")))
+        if ((rc = hark_read_i32(c, &ne[i], "a tensor header")))
             return rc;
         if (ne[i] <= 0 || ne[i] > (1 << 24) || count > ((size_t)1 << 34) / (size_t)ne[i])
             return hark_fail(c->e, HARK_ERR_FORMAT, "%s: bad tensor dimension %d", c->path, ne[i]);
         count *= (size_t)ne[i];
     }
-    if ((rc = need(c, (size_t)name_len, "a tensor name")))
+    if ((rc = hark_need(c, (size_t)name_len, "a tensor name")))
         return rc;
     memcpy(g->name, c->p, (size_t)name_len);
     g->name[name_len] = 0;
@@ -174,7 +152,7 @@ static int read_tensor(cursor *c, ggml_tensor *g)
     size_t bytes = hark_row_bytes((hark_dtype)type, count);
     char what[160];
     snprintf(what, sizeof what, "tensor %s", g->name);
-    if ((rc = need(c, bytes, what)))
+    if ((rc = hark_need(c, bytes, what)))
         return rc;
     g->t.data = c->p;
     g->t.type = (hark_dtype)type;
@@ -185,7 +163,7 @@ static int read_tensor(cursor *c, ggml_tensor *g)
     return 0;
 }
 
-static int read_tensors(cursor *c, ggml_file *f)
+static int read_tensors(hark_cursor *c, ggml_file *f)
 {
     int cap = 0;
     while (c->p < c->end) {
@@ -227,9 +205,9 @@ static int load(hark_model *m, const char *path, int need_tensors, hark_error *e
         hark_map_release(&map);
         return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
     }
-    cursor c = {map.data, map.data + map.size, path, e};
+    hark_cursor c = {map.data, map.data + map.size, path, e};
     int32_t magic, ftype;
-    if ((rc = read_i32(&c, &magic, "the magic")))
+    if ((rc = hark_read_i32(&c, &magic, "the magic")))
         return rc;
     if ((uint32_t)magic != GGML_MAGIC)
         return hark_fail(e, HARK_ERR_FORMAT, "%s: bad magic 0x%08x (not a whisper.cpp ggml file)",

@@ -15,6 +15,7 @@
 
 #include "decode.h"
 #include "pool.h"
+#include "vad.h"
 
 enum { PAD_SAMPLES = 30 * HARK_SAMPLE_RATE, SAMPLES_PER_FRAME = 160 };
 
@@ -74,6 +75,7 @@ typedef struct loop_state {
     int lang_token, task_token;
     const hark_levels *levels; /* a stereo file's, to label speakers; else NULL */
     int *matching, n_matching; /* the tokens suppress_regex matches */
+    const hark_time_map *vad_map; /* with VAD: the speech's times to the file's; else NULL */
 } loop_state;
 
 static int history_add(loop_state *st, const int *t, int n)
@@ -376,6 +378,18 @@ static int words_and_seek(loop_state *st, hark_result *r, int first, int seek, i
     return next - seek;
 }
 
+/* A segment found in the speech VAD kept, moved to the file's times; as
+ * whisper.cpp's, at least 0.1 s long. */
+static void to_file_times(const hark_time_map *map, hark_segment *s)
+{
+    s->start = hark_time_map_apply(map, s->start, 0);
+    s->end = fmax(hark_time_map_apply(map, s->end, 1), s->start + 0.1);
+    for (int k = 0; k < s->n_words; k++) {
+        s->words[k].start = hark_time_map_apply(map, s->words[k].start, 0);
+        s->words[k].end = fmax(hark_time_map_apply(map, s->words[k].end, 1), s->words[k].start);
+    }
+}
+
 /* The window at seek, of audio up to frame end; returns frames consumed, or a
  * negative HARK_ERR_ code. */
 static int one_window(loop_state *st, hark_result *r, int seek, int end)
@@ -418,6 +432,8 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
         return HARK_ERR_NOMEM;
     for (int i = first; i < r->n; i++) { /* final from here on */
         hark_segment *s = &r->seg[i];
+        if (st->vad_map)
+            to_file_times(st->vad_map, s);
         s->speaker = hark_levels_speaker(st->levels, s->start, s->end);
         if (st->p->on_segment)
             st->p->on_segment(s->start, s->end, s->text, st->p->on_segment_user);
@@ -545,7 +561,34 @@ static int check_params(const hark_model *m, const hark_params *p, hark_error *e
                          "n_clip_timestamps 0 to %d, n_suppress_tokens 0 to %d, max_tokens and "
                          "max_len not negative", HARK_MAX_TEMPERATURES, HARK_MAX_CLIP_TIMESTAMPS,
                          HARK_MAX_SUPPRESS_TOKENS);
+    if (p->vad && p->n_clip_timestamps)
+        return hark_fail(e, HARK_ERR_ARG, "bad parameters: clip timestamps and VAD cannot be "
+                         "combined (VAD chooses what is transcribed)");
+    if (p->vad && !(p->vad_threshold > 0 && p->vad_threshold < 1 && p->vad_min_speech_ms >= 0 &&
+                    p->vad_min_silence_ms >= 0 && p->vad_speech_pad_ms >= 0 &&
+                    p->vad_max_speech_s >= 0 && p->vad_samples_overlap >= 0 &&
+                    p->vad_samples_overlap <= 10))
+        return hark_fail(e, HARK_ERR_ARG, "bad parameters: vad_threshold between 0 and 1, the "
+                         "durations not negative, vad_samples_overlap at most 10 s");
     return 0;
+}
+
+/* The language (multilingual models), then the windows, over mono 16 kHz samples. */
+static int transcribe_samples(loop_state *st, hark_result *r, const float *samples, size_t n,
+                              hark_error *e)
+{
+    const hark_model *m = st->m;
+    int rc = prepare(st, samples, n, e);
+    if (!rc && m->vocab.multilingual) {
+        hark_mel_window(st->mel, st->frames, m->hp.n_mels, 0, st->frames, 2 * m->hp.n_audio_ctx,
+                        st->window);
+        rc = hark_select_language(m, st->p, st->window, st->enc, &st->cross, r->language,
+                                  sizeof r->language, &st->lang_token, e);
+        st->task_token = st->p->translate ? m->vocab.sp.translate : m->vocab.sp.transcribe;
+    }
+    if (!rc && (rc = run_windows(st, r)))
+        hark_fail_decode(e, rc, m);
+    return rc;
 }
 
 int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_decoder *dec,
@@ -571,16 +614,17 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
      * so -t N means N busy cores and results do not depend on N */
     openblas_set_num_threads(1);
     hark_pool_use(pool);
-    rc = prepare(&st, samples, n, e);
-    if (!rc && m->vocab.multilingual) {
-        hark_mel_window(st.mel, st.frames, m->hp.n_mels, 0, st.frames, 2 * m->hp.n_audio_ctx,
-                        st.window);
-        rc = hark_select_language(m, p, st.window, st.enc, &st.cross, r->language,
-                                  sizeof r->language, &st.lang_token, e);
-        st.task_token = p->translate ? m->vocab.sp.translate : m->vocab.sp.transcribe;
+    float *speech = NULL;
+    size_t n_speech = 0;
+    hark_time_map map = {0};
+    if (p->vad) {
+        rc = hark_vad_speech(p, samples, n, &speech, &n_speech, &map, e);
+        st.vad_map = &map;
+        samples = speech;
+        n = n_speech; /* 0: no speech found, no segments */
     }
-    if (!rc && (rc = run_windows(&st, r)))
-        hark_fail_decode(e, rc, m);
+    if (!rc && n)
+        rc = transcribe_samples(&st, r, samples, n, e);
     if (!rc && (rc = join_text(r)))
         hark_fail(e, rc, "out of memory");
     hark_cross_free(&st.cross);
@@ -591,6 +635,8 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
     free(st.mel);
     free(st.window);
     free(st.enc);
+    free(speech);
+    hark_time_map_free(&map);
     hark_pool_use(NULL);
     return rc;
 }

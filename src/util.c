@@ -101,6 +101,24 @@ static int open_regular(const char *path, struct stat *st, hark_error *e)
     return fd;
 }
 
+int hark_need(hark_cursor *c, size_t n, const char *what)
+{
+    if ((size_t)(c->end - c->p) < n)
+        return hark_fail(c->e, HARK_ERR_FORMAT, "%s: truncated in %s", c->path, what);
+    return 0;
+}
+
+int hark_read_i32(hark_cursor *c, int32_t *v, const char *what)
+{
+    int rc = hark_need(c, 4, what);
+    if (rc)
+        return rc;
+    *v = (int32_t)(c->p[0] | (uint32_t)c->p[1] << 8 | (uint32_t)c->p[2] << 16 |
+                   (uint32_t)c->p[3] << 24);
+    c->p += 4;
+    return 0;
+}
+
 int hark_read_file(const char *path, char **data, size_t *size, hark_error *e)
 {
     struct stat st;

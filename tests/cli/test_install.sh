@@ -22,5 +22,8 @@ if [ -f models/hark-en-tiny/config.json ]; then
     [ ! -e "$P/share/hark/train-ckpt" ] && ok || bad "the training checkpoint was installed"
     (cd "$TMP" && HARK_MODEL= "$P/bin/hark" -q "$OLDPWD/samples/sample01-en-us.wav" >/dev/null 2>"$TMP/err"); rc=$?
     expect_eq "installed hark with its model" "$rc $(cat "$TMP/err")" "0 "
+    # and its VAD model
+    (cd "$TMP" && HARK_MODEL= "$P/bin/hark" -q --vad "$OLDPWD/samples/sample01-en-us.wav" >/dev/null 2>"$TMP/err"); rc=$?
+    expect_eq "installed hark --vad" "$rc $(cat "$TMP/err")" "0 "
 fi
 summary install

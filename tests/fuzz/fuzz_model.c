@@ -1,5 +1,6 @@
-/* libFuzzer target: arbitrary bytes as a ggml file, a safetensors file (in a
- * Hugging Face directory with the test model's JSON files), and an audio file.
+/* libFuzzer target: arbitrary bytes as a ggml file (a Whisper model and a Silero
+ * VAD model), a safetensors file (in a Hugging Face directory with the test
+ * model's JSON files), and an audio file.
  * Build: make fuzz; run: build/fuzz/fuzz_model -max_total_time=60 */
 #include <stdint.h>
 #include <stdio.h>
@@ -85,6 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_hf_text(data, size);
     write_file(ggml, data, size);
     hark_model_free(hark_model_load(ggml, err, sizeof err));
+    hark_vad_free(hark_vad_load(ggml, err, sizeof err)); /* --vad's model: ggml too */
     write_file(st, data, size);
     hark_model_free(hark_model_load(stdir, err, sizeof err));
     write_file(wav, data, size);

@@ -1,0 +1,56 @@
+# --vad (whisper.cpp's): Silero VAD picks the speech, only it is transcribed, and
+# every time reported is the file's.  A file of sample01 (3.63 s: two sentences from
+# 0.0 and 2.2 s), 20 s of silence, then sample04 (3.42 s, speech from 0.26 s, so at
+# 23.89 s) keeps the three sentences at their own times (without --vad the model
+# starts the last at 20.00 s and garbles it); silence alone gives an empty
+# transcript; bad VAD files and values fail with one line naming them.
+. "$(dirname "$0")/lib.sh"
+MODEL=models/hark-en-tiny
+if [ ! -f $MODEL/config.json ] || ! command -v sox >/dev/null; then
+    skip "no default model or no sox"; summary vad; exit
+fi
+sox samples/sample01-en-us.wav -p pad 0 20 | sox - samples/sample04-kal16.wav "$TMP/gap.wav"
+"$HARK" -q -f tsv --vad "$TMP/gap.wav" >"$TMP/vad.tsv"; expect_eq "--vad exit" $? 0
+awk -F'\t' 'NR > 1 { s[++n] = $1 / 1000; e[n] = $2 / 1000 }
+    END { exit !(n == 3 && s[1] < 0.3 && e[1] > 1.5 && s[2] > 1.9 && s[2] < 2.4 && e[2] < 3.8 &&
+                 s[3] > 23.7 && s[3] < 24.0 && e[3] > 26.5 && e[3] < 27.3) }' "$TMP/vad.tsv" &&
+    ok || bad "segments not at the file's times: $(cat "$TMP/vad.tsv")"
+# the same words as each sample alone
+expect_eq "--vad text" "$("$HARK" -q --vad "$TMP/gap.wav" | tr '\n' '|')" \
+    "$("$HARK" -q samples/sample01-en-us.wav | tr '\n' '|')$("$HARK" -q samples/sample04-kal16.wav)|"
+# srt, the words and -v lines in the file's times too
+"$HARK" -q -f srt --vad --word-timestamps "$TMP/gap.wav" >"$TMP/vad.srt"
+grep -q '^00:00:23,[0-9]* --> 00:00:2[67],' "$TMP/vad.srt" && ok || bad "srt: $(cat "$TMP/vad.srt")"
+"$HARK" -q -f json --vad --word-timestamps "$TMP/gap.wav" >"$TMP/words.json"
+grep -o '"start":[0-9.]*' "$TMP/words.json" | cut -d: -f2 | awk '$1 > 4 && $1 < 23.5 { bad = 1 }
+    $1 >= 23.5 { late++ } END { exit bad || late < 10 }' && ok ||
+    bad "words in the silence, or too few after it: $(cat "$TMP/words.json")"
+"$HARK" -v --vad "$TMP/gap.wav" >"$TMP/v.txt" 2>/dev/null
+grep -q '^\[00:23\.[0-9]* --> 00:2[67]\.[0-9]*\]  Given' "$TMP/v.txt" && ok || bad "-v: $(cat "$TMP/v.txt")"
+
+# silence alone: no speech, no segments, an empty transcript, exit 0
+sox -n -r 16000 -c 1 -b 16 "$TMP/silence.wav" trim 0 10
+"$HARK" -q -f json --vad "$TMP/silence.wav" >"$TMP/s.json"; expect_eq "silence exit" $? 0
+grep -q '"segments":\[\]' "$TMP/s.json" && grep -q '"text":""' "$TMP/s.json" && ok ||
+    bad "silence: $(cat "$TMP/s.json")"
+# a VAD model of one's own (--vad-model implies --vad), and the settings
+"$HARK" -q -f tsv -vm models/silero-vad/ggml-silero-v6.bin "$TMP/gap.wav" >"$TMP/vm.tsv"
+cmp -s "$TMP/vm.tsv" "$TMP/vad.tsv" && ok || bad "-vm differs from --vad"
+# with a minimum of 60 s all the speech is too short: nothing transcribed
+"$HARK" -q --vad -vspd 60000 "$TMP/gap.wav" >"$TMP/t.txt"
+expect_eq "-vspd 60000" "$?:$(cat "$TMP/t.txt")" "0:"
+
+# errors: one line naming the file or the value
+expect_error "hark: $TMP/none.bin: No such file or directory" --vad-model "$TMP/none.bin" "$TMP/gap.wav"
+head -c 500 models/silero-vad/ggml-silero-v6.bin >"$TMP/cut.bin"
+expect_error "hark: $TMP/cut.bin: truncated in _model.encoder.0.reparam_conv.weight" \
+    --vad-model "$TMP/cut.bin" "$TMP/gap.wav"
+expect_error "hark: tests/data/tiny-random/model-f32.bin: not a Silero VAD model (its ggml header names no \"silero-16k\")" \
+    --vad-model tests/data/tiny-random/model-f32.bin "$TMP/gap.wav"
+"$HARK" --vad --vad-threshold 1.5 "$TMP/gap.wav" >/dev/null 2>"$TMP/err"
+expect_eq "--vad-threshold 1.5" "$?:$(cat "$TMP/err")" \
+    "2:hark: bad value for --vad-threshold: 1.5 (see hark --help)"
+"$HARK" --vad --clip-timestamps 1,2 "$TMP/gap.wav" >/dev/null 2>"$TMP/err"
+expect_eq "--vad with --clip-timestamps" "$?:$(cat "$TMP/err")" \
+    "1:hark: $TMP/gap.wav: bad parameters: clip timestamps and VAD cannot be combined (VAD chooses what is transcribed)"
+summary vad
