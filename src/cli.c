@@ -216,11 +216,16 @@ int cli_load_vad(const cli_options *o, hark_vad **vad)
     *vad = NULL;
     if (!o->vad)
         return 0;
+    int found = o->vad_model != NULL;
     snprintf(path, sizeof path, "%s", o->vad_model ? o->vad_model : "");
-    for (int i = 0, k = data_dirs(dirs, 5); i < k && !o->vad_model; i++) {
+    for (int i = 0, k = data_dirs(dirs, 5); i < k && !found; i++) {
         snprintf(path, sizeof path, "%.4000s/" VAD_FILE, dirs[i].path);
-        if (access(path, F_OK) == 0)
-            break;
+        found = access(path, F_OK) == 0;
+    }
+    if (!found) {
+        fprintf(stderr, "hark: --vad: no VAD model given and none found in models/: pass "
+                        "--vad-model FILE (a whisper.cpp ggml Silero VAD)\n");
+        return -1;
     }
     if (!(*vad = hark_vad_load(path, err, sizeof err)))
         fprintf(stderr, "hark: %s\n", err);

@@ -17,7 +17,9 @@ typedef struct hark_span {
 
 /* whisper.cpp's speech spans from n chunk probabilities (silero-vad's
  * get_speech_timestamps with whisper.cpp's merging of gaps under 0.2 s and its
- * padding) under p's vad_ settings; spans holds n + 1.  Returns the count.
+ * padding) under p's vad_ settings; spans holds 2 n + 2 (a chunk may end two:
+ * one at the length limit, one at a silence of vad_min_silence_ms 0).  Returns
+ * the count.
  * Unlike whisper.cpp's, a span cut at vad_max_speech_s is not merged back
  * with the next (which would undo the limit wherever the speech goes on). */
 int hark_vad_spans(const float *probs, int n, const hark_params *p, hark_span *spans);

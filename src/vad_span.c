@@ -243,7 +243,7 @@ int hark_vad_speech(const hark_params *p, const float *s, size_t n, float **out,
     if (chunks > INT_MAX - 1)
         return hark_fail(e, HARK_ERR_ARG, "too long for voice activity detection");
     float *probs = malloc(sizeof(float) * (chunks ? chunks : 1));
-    hark_span *spans = malloc(sizeof(hark_span) * (chunks + 1));
+    hark_span *spans = malloc(sizeof(hark_span) * (2 * chunks + 2));
     int rc = probs && spans ? hark_vad_probs(p->vad, s, n, probs) : HARK_ERR_NOMEM;
     if (!rc)
         rc = hark_vad_join(s, n, spans, hark_vad_spans(probs, (int)chunks, p, spans),

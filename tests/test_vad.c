@@ -243,6 +243,38 @@ static void test_spans(void)
     EXPECT_SPANS(one, 40, &p, 0);
 }
 
+/* Random probabilities under random settings (a zero minimum silence and a short
+ * length limit among them, which may end two spans at one chunk): the spans fit in
+ * 2 n + 2 (malloc'd to that size, so a sanitizer sees any overrun), in order, each
+ * within the audio, none shorter than the minimum before padding allows. */
+static void test_spans_random(void)
+{
+    srand(7);
+    int sane = 1, trial, k = 0, n = 0, most = 0;
+    for (trial = 0; trial < 3000 && sane; trial++) {
+        n = 1 + rand() % 200;
+        float *probs = malloc(sizeof(float) * (size_t)n);
+        hark_span *spans = malloc(sizeof(hark_span) * (size_t)(2 * n + 2));
+        for (int i = 0; i < n; i++)
+            probs[i] = (rand() % 3 ? (i && rand() % 4 ? probs[i - 1] : rand() % 100 / 100.0f) : 0.99f);
+        hark_params p = hark_default_params();
+        p.vad_min_silence_ms = rand() % 3 ? 0 : rand() % 300;
+        p.vad_min_speech_ms = rand() % 2 ? 0 : rand() % 500;
+        p.vad_max_speech_s = rand() % 2 ? 0.05f * (float)(rand() % 40) : 0;
+        p.vad_speech_pad_ms = rand() % 100;
+        k = hark_vad_spans(probs, n, &p, spans);
+        most = k > most ? k : most;
+        long long length_cs = llround(n * 512 / 160.0);
+        sane = k >= 0 && k <= 2 * n + 2;
+        for (int i = 0; sane && i < k; i++)
+            sane = spans[i].start >= 0 && spans[i].start <= spans[i].end &&
+                   spans[i].end <= length_cs + 1 && (i == 0 || spans[i].start >= spans[i - 1].end);
+        free(probs);
+        free(spans);
+    }
+    CHECK(sane && most > 10, "trial %d: %d spans of %d chunks (at most %d)", trial - 1, k, n, most);
+}
+
 /* Two spans of a 5 s ramp joined: 1.00-2.00 s and 3.00-4.00 s, each with 0.1 s of
  * overlap but the last, 0.1 s of zeros between. */
 static void test_join(void)
@@ -299,6 +331,7 @@ int main(void)
     }
     free(file);
     test_spans();
+    test_spans_random();
     test_join();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

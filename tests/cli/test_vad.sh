@@ -7,7 +7,12 @@
 . "$(dirname "$0")/lib.sh"
 MODEL=models/hark-en-tiny
 if [ ! -f $MODEL/config.json ] || ! command -v sox >/dev/null; then
-    skip "no default model or no sox"; summary vad; exit
+    skip "no default model or no sox"; # a hark with no models/ near it and no --vad-model says so
+mkdir -p "$TMP/lone/bin" && cp "$HARK" "$TMP/lone/bin/hark"
+(cd "$TMP/lone" && ./bin/hark --vad -m "$OLDPWD/$MODEL" "$OLDPWD/samples/sample01-en-us.wav" >out 2>err)
+expect_eq "--vad without a VAD model" "$?:$(cat "$TMP/lone/err")" \
+    "1:hark: --vad: no VAD model given and none found in models/: pass --vad-model FILE (a whisper.cpp ggml Silero VAD)"
+summary vad; exit
 fi
 sox samples/sample01-en-us.wav -p pad 0 20 | sox - samples/sample04-kal16.wav "$TMP/gap.wav"
 "$HARK" -q -f tsv --vad "$TMP/gap.wav" >"$TMP/vad.tsv"; expect_eq "--vad exit" $? 0
@@ -53,4 +58,9 @@ expect_eq "--vad-threshold 1.5" "$?:$(cat "$TMP/err")" \
 "$HARK" --vad --clip-timestamps 1,2 "$TMP/gap.wav" >/dev/null 2>"$TMP/err"
 expect_eq "--vad with --clip-timestamps" "$?:$(cat "$TMP/err")" \
     "1:hark: $TMP/gap.wav: bad parameters: clip timestamps and VAD cannot be combined (VAD chooses what is transcribed)"
+# a hark with no models/ near it and no --vad-model says so
+mkdir -p "$TMP/lone/bin" && cp "$HARK" "$TMP/lone/bin/hark"
+(cd "$TMP/lone" && ./bin/hark --vad -m "$OLDPWD/$MODEL" "$OLDPWD/samples/sample01-en-us.wav" >out 2>err)
+expect_eq "--vad without a VAD model" "$?:$(cat "$TMP/lone/err")" \
+    "1:hark: --vad: no VAD model given and none found in models/: pass --vad-model FILE (a whisper.cpp ggml Silero VAD)"
 summary vad
