@@ -105,11 +105,28 @@ static int tensor_index(const char *name, int len)
     return -1;
 }
 
-/* One tensor record; its values, as f32, into out[index] (malloc'd). */
+/* count values of a tensor (type 0: f32, 1: f16) as a new f32 array in *out. */
+static int read_values(hark_cursor *c, int type, size_t count, const char *name, float **out)
+{
+    size_t size = type ? 2 : 4;
+    int rc = hark_need(c, count * size, name);
+    if (rc)
+        return rc;
+    if (!(*out = malloc(sizeof(float) * count)))
+        return hark_fail(c->e, HARK_ERR_NOMEM, "%s: out of memory", c->path);
+    for (size_t i = 0; i < count; i++, c->p += size)
+        if (type)
+            (*out)[i] = hark_f16_to_f32((uint16_t)(c->p[0] | c->p[1] << 8));
+        else
+            memcpy(&(*out)[i], c->p, 4); /* little-endian, as the hosts hark builds for */
+    return 0;
+}
+
+/* One tensor record; its values, as f32, into out[] at its place in expected[]. */
 static int read_tensor(hark_cursor *c, float **out)
 {
     int32_t n_dims, len, type, d;
-    int rc;
+    int rc, dims[3] = {0};
     if ((rc = hark_read_i32(c, &n_dims, "a tensor header")) ||
         (rc = hark_read_i32(c, &len, "a tensor header")) ||
         (rc = hark_read_i32(c, &type, "a tensor header")))
@@ -117,32 +134,26 @@ static int read_tensor(hark_cursor *c, float **out)
     if (n_dims < 0 || n_dims > 3 || len <= 0 || len > 128 || (type != 0 && type != 1))
         return hark_fail(c->e, HARK_ERR_FORMAT, "%s: bad tensor header (%d dims, name length %d, "
                          "type %d)", c->path, n_dims, len, type);
-    int dims[3] = {0};
-    for (int i = 0; i < n_dims; i++)
+    for (int i = 0; i < n_dims; i++) {
         if ((rc = hark_read_i32(c, &d, "a tensor header")))
             return rc;
-        else
-            dims[i] = d;
+        dims[i] = d;
+    }
     if ((rc = hark_need(c, (size_t)len, "a tensor name")))
         return rc;
-    int k = tensor_index((const char *)c->p, len);
-    if (k < 0 || out[k] || expected[k].n_dims != n_dims || memcmp(dims, expected[k].dims, sizeof dims))
-        return hark_fail(c->e, HARK_ERR_FORMAT, "%s: unexpected tensor %.*s", c->path, len,
-                         (const char *)c->p);
+    const char *name = (const char *)c->p;
+    int k = tensor_index(name, len);
+    if (k < 0 || out[k])
+        return hark_fail(c->e, HARK_ERR_FORMAT, "%s: %s tensor %.*s", c->path,
+                         k < 0 ? "unexpected" : "repeated", len, name);
+    if (expected[k].n_dims != n_dims || memcmp(dims, expected[k].dims, sizeof dims))
+        return hark_fail(c->e, HARK_ERR_FORMAT, "%s: tensor %.*s is not of Silero VAD's shape",
+                         c->path, len, name);
     c->p += len;
-    size_t count = 1, size = type ? 2 : 4;
+    size_t count = 1;
     for (int i = 0; i < n_dims; i++)
         count *= (size_t)dims[i];
-    if ((rc = hark_need(c, count * size, expected[k].name)))
-        return rc;
-    if (!(out[k] = malloc(sizeof(float) * count)))
-        return hark_fail(c->e, HARK_ERR_NOMEM, "%s: out of memory", c->path);
-    for (size_t i = 0; i < count; i++, c->p += size)
-        if (type)
-            out[k][i] = hark_f16_to_f32((uint16_t)(c->p[0] | c->p[1] << 8));
-        else
-            memcpy(&out[k][i], c->p, 4); /* little-endian, as the hosts hark builds for */
-    return 0;
+    return read_values(c, type, count, expected[k].name, &out[k]);
 }
 
 /* Conv weights [out][in][3] (the file's order) as [out][3][in]. */

@@ -162,6 +162,17 @@ static void test_damaged(const uint8_t *file, size_t size)
     b[HEADER + 24 + 35] = 'X';
     expect_error(b, size, ": unexpected tensor _model.encoder.0.reparam_conv.weighX", "name");
     memcpy(b, file, size);
+    b[HEADER + 12] = 4; /* the first tensor's innermost dimension: 3 -> 4 */
+    expect_error(b, size, ": tensor _model.encoder.0.reparam_conv.weight is not of Silero VAD's shape",
+                 "shape");
+    /* the second tensor (the first's bias, 128 f32) renamed as the first */
+    size_t second = HEADER + 24 + 36 + 3 * 129 * 128 * 4;
+    memcpy(b, file, size);
+    CHECK(i32_at(b + second + 4) == 34, "the bias's name length");
+    memcpy(b + second + 4, "\x24", 1);
+    memcpy(b + second + 16, "_model.encoder.0.reparam_conv.weight", 36);
+    expect_error(b, size, ": repeated tensor _model.encoder.0.reparam_conv.weight", "repeated");
+    memcpy(b, file, size);
     memcpy(b + size, "abc", 3);
     expect_error(b, size + 3, ": 3 bytes after the last tensor", "trailing bytes");
     expect_error(file, HEADER + 30, ": truncated in a tensor name", "cut in a name");
