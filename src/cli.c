@@ -66,7 +66,7 @@ static const char USAGE[] =
     "      --clip-timestamps LIST  only start,end,... seconds (an odd count: the last to\n"
     "                            the end of the file), e.g. 60 or 10,20,45,50\n"
     "      --suppress-tokens LIST  token ids never sampled; -1 among them: the model's\n"
-    "                            own list too (default: -1)\n"
+    "                            own list too (default: -1; whisper.cpp's -sns keeps it)\n"
     "      --suppress-regex RE   tokens whose whole text matches RE (POSIX extended, the\n"
     "                            leading space included) never sampled, as whisper.cpp's\n"
     "      --seed N              seed of the sampling generator (default 0)\n"
@@ -291,6 +291,23 @@ static int parse_floats(const char *list, float *v, int max, int *n, float lo, f
 }
 
 /* A comma-separated list of integers in [lo, hi], at most max of them. */
+/* whisper.cpp's --suppress-nst (o->suppress_nst, before or after --suppress-tokens):
+ * the model's list of non-speech tokens (-1), which hark suppresses by default, kept
+ * among --suppress-tokens.  Returns 0, or -1 when the list is full. */
+static int suppress_non_speech(cli_options *o)
+{
+    hark_params *p = &o->params;
+    for (int i = 0; i < p->n_suppress_tokens && o->suppress_nst; i++)
+        if (p->suppress_tokens[i] == -1)
+            return 0;
+    if (!o->suppress_nst || p->n_suppress_tokens == 0) /* none given: -1 is the default */
+        return 0;
+    if (p->n_suppress_tokens == HARK_MAX_SUPPRESS_TOKENS)
+        return -1;
+    p->suppress_tokens[p->n_suppress_tokens++] = -1;
+    return 0;
+}
+
 static int parse_ints(const char *list, int *v, int max, int *n, long lo, long hi)
 {
     char buf[4096], *end;
@@ -377,7 +394,7 @@ static int parse_search_option(cli_options *o, const char *name, const char *v)
     }
     if (!strcmp(name, "--suppress-tokens"))
         return parse_ints(v, p->suppress_tokens, HARK_MAX_SUPPRESS_TOKENS, &p->n_suppress_tokens,
-                          -1, 10000000);
+                          -1, 10000000) ? -1 : suppress_non_speech(o);
     if (!strcmp(name, "--suppress-regex")) {
         char why[256];
         if (hark_pattern_check(v, why, sizeof why) != 0) {
@@ -540,6 +557,8 @@ static int parse_flag(cli_options *o, const char *a)
         o->quiet = 1;
     else if (!strcmp(a, "--vad"))
         o->vad = 1;
+    else if (!strcmp(a, "-sns") || !strcmp(a, "--suppress-nst"))
+        o->suppress_nst = 1, suppress_non_speech(o);
     else if (strcmp(a, "--split-on-word") && strcmp(a, "-sow")) /* --max-len always does */
         return 0;
     return 1;

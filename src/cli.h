@@ -20,6 +20,7 @@ typedef struct cli_options {
     double temperature_start;    /* --temperature's one value (0 until given)     */
     int temperatures_given;      /* how many values --temperature had            */
     double temperature_increment; /* --temperature-increment-on-fallback; 0: none */
+    int suppress_nst;       /* -sns: -1 kept among --suppress-tokens            */
     int vad;                /* --vad: transcribe the speech Silero VAD finds    */
     const char *vad_model;  /* --vad-model; NULL: models/silero-vad/'s          */
     hark_params params;     /* decoding options, threads per job                */

@@ -38,6 +38,26 @@ static const char *const WHISPERCPP[][3] = {
     {"-p", "--processors", IS_HARKS "-j N, files at once (-t N threads within each)"},
     {"-ng", "--no-gpu", "has no use here: hark runs on the CPU"},
     {"-fa", "--flash-attn", "has no use here: hark's attention kernels are always on"},
+    {"-nfa", "--no-flash-attn", "has no use here: hark's attention kernels are always on"},
+    {"-dev", NULL, "has no use here: hark runs on the CPU"},
+    {"-oved", "--ov-e-device", "has no use here: hark runs on the CPU"},
+    {"-dtw", NULL, IS_HARKS "--word-timestamps (DTW on the model's alignment heads)"},
+    {"-wt", "--word-thold", "has no use here: hark's word timing (--word-timestamps) is "
+                            "openai's, which has no threshold"},
+    {"-ac", "--audio-ctx", "has no equivalent: hark encodes the model's whole window, as "
+                           "openai (a shorter audio context changes the transcript)"},
+    {"-on", "--offset-n", "has no equivalent: --clip-timestamps chooses the time transcribed"},
+    {"-ps", "--print-special", "has no equivalent: -f json lists every token with its id"},
+    {"-ls", "--log-score", "has no equivalent: -f json has each token's probability and each "
+                           "segment's avg_logprob"},
+    {"-owts", "--output-words", "has no equivalent: -f srt --highlight-words underlines each "
+                                "word as it is said"},
+    {"-fp", "--font-path", "has no equivalent (hark writes no karaoke script)"},
+    {"-debug", "--debug-mode", "has no equivalent: -f json holds every token and statistic"},
+    {"--grammar", NULL, "has no equivalent: hark has no grammar-constrained decoding "
+                        "(--suppress-regex and --initial-prompt steer it)"},
+    {"--grammar-rule", NULL, "has no equivalent: hark has no grammar-constrained decoding"},
+    {"--grammar-penalty", NULL, "has no equivalent: hark has no grammar-constrained decoding"},
 };
 
 const char *cli_whispercpp_equivalent(const char *option)
