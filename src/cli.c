@@ -20,6 +20,7 @@ static const char USAGE[] =
     "       hark test MANIFEST|DIR [options]  golden-transcript regression test\n"
     "       hark mel FILE -o OUT.npy [--n-mels N]  write the log-mel transcription uses\n"
     "       hark bench -m MODEL [-t N] [--json] [--audio FILE]  speed and memory benchmark\n"
+    "       hark vad FILE... [VAD options]    the speech spans --vad transcribes, in seconds\n"
     "       hark quantize IN OUT TYPE         write IN (HF dir or .bin) as a ggml .bin of TYPE:\n"
     "                                         f32 f16 q8_0 q5_0 q5_1 q4_0 q4_1\n"
     "\n"
@@ -458,9 +459,7 @@ static int parse_word_option(hark_params *p, const char *name, const char *v)
     return 0;
 }
 
-/* whisper.cpp's VAD options, each spelt its way too (-vt...): as parse_search_option.
- * A VAD model given turns VAD on. */
-static int parse_vad_option(cli_options *o, const char *name, const char *v)
+int cli_parse_vad_option(cli_options *o, const char *name, const char *v)
 {
     hark_params *p = &o->params;
     static const char *const names[][2] = {
@@ -509,7 +508,7 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
         p->translate = !strcmp(v, "translate");
     } else if ((rc = parse_search_option(o, name, v)) != 1 ||
                (rc = parse_window_option(p, name, v)) != 1 ||
-               (rc = parse_vad_option(o, name, v)) != 1)
+               (rc = cli_parse_vad_option(o, name, v)) != 1)
         return rc;
     else
         return parse_word_option(p, name, v);
@@ -833,6 +832,8 @@ int main(int argc, char **argv)
         return cli_test_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "bench") == 0)
         return cli_bench_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "vad") == 0)
+        return cli_vad_main(argc - 1, argv + 1);
     cli_options o;
     cli_default_options(&o);
     char **inputs = calloc((size_t)argc, sizeof(char *));

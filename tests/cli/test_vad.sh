@@ -33,6 +33,18 @@ grep -o '"start":[0-9.]*' "$TMP/words.json" | cut -d: -f2 | awk '$1 > 4 && $1 < 
 "$HARK" -v --vad "$TMP/gap.wav" >"$TMP/v.txt" 2>/dev/null
 grep -q '^\[00:23\.[0-9]* --> 00:2[67]\.[0-9]*\]  Given' "$TMP/v.txt" && ok || bad "-v: $(cat "$TMP/v.txt")"
 
+# hark vad: the spans themselves, in seconds (with several files, each line names its
+# file); the minimum speech duration leaves the last (3.2 s) alone
+"$HARK" vad "$TMP/gap.wav" >"$TMP/spans"; expect_eq "hark vad exit" $? 0
+expect_eq "hark vad" "$(cat "$TMP/spans")" "$(printf '0.03\t1.76\n2.15\t3.65\n23.87\t27.07')"
+expect_eq "hark vad -vspd 2000" "$("$HARK" vad -vspd 2000 "$TMP/gap.wav")" "$(printf '23.87\t27.07')"
+"$HARK" vad "$TMP/gap.wav" "$TMP/none.wav" samples/sample04-kal16.wav >"$TMP/spans" 2>"$TMP/err"
+expect_eq "hark vad with a missing file" "$?:$(cat "$TMP/err")" "1:hark: $TMP/none.wav: No such file or directory"
+expect_eq "hark vad of two files" "$(cut -f1 "$TMP/spans" | uniq -c | awk '{ print $1 }' | tr '\n' ' ')" "3 1 "
+"$HARK" vad -m x "$TMP/gap.wav" >/dev/null 2>"$TMP/err"
+expect_eq "hark vad -m" "$?:$(cat "$TMP/err")" \
+    "2:hark: vad: unknown option -m (usage: hark vad FILE... [--vad-model FILE] [--vad-threshold P]...: see hark --help)"
+
 # silence alone: no speech, no segments, an empty transcript, exit 0
 sox -n -r 16000 -c 1 -b 16 "$TMP/silence.wav" trim 0 10
 "$HARK" -q -f json --vad "$TMP/silence.wav" >"$TMP/s.json"; expect_eq "silence exit" $? 0
