@@ -3,7 +3,7 @@ PREFIX ?= /usr/local
 CC ?= cc
 PKGS = fftw3f sndfile openblas libcjson soxr zlib
 DEB_PKGS = build-essential pkg-config libfftw3-dev libsndfile1-dev libopenblas-dev \
-           libcjson-dev libsoxr-dev zlib1g-dev sox
+           libcjson-dev libsoxr-dev zlib1g-dev sox curl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
@@ -78,13 +78,18 @@ install: all
 	for d in models/*/; do [ -f "$$d/config.json" ] && cp -r "$$d" $(DESTDIR)$(PREFIX)/share/hark/ || true; done
 	cp -r models/silero-vad $(DESTDIR)$(PREFIX)/share/hark/
 
-# Coverage-guided fuzzing of the model and audio parsers (clang's libFuzzer):
+# Coverage-guided fuzzing of the model and audio parsers and of hark serve's HTTP
+# (clang's libFuzzer):
 #   make fuzz && build/fuzz/fuzz_model -max_total_time=300 CORPUS_DIR
-fuzz: $(B)/fuzz/fuzz_model
+fuzz: $(B)/fuzz/fuzz_model $(B)/fuzz/fuzz_http
 $(B)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c $(LIB_SRC) $(HDRS)
 	@mkdir -p $(@D)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) -Iinclude -Isrc $(PKG_CFLAGS) \
 	  -o $@ tests/fuzz/fuzz_model.c $(LIB_SRC) $(LDLIBS)
+$(B)/fuzz/fuzz_http: tests/fuzz/fuzz_http.c src/cli_http.c src/cli_http.h
+	@mkdir -p $(@D)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) -Isrc \
+	  -o $@ tests/fuzz/fuzz_http.c src/cli_http.c
 
 clean:
 	rm -rf $(B)

@@ -21,6 +21,9 @@ static const char USAGE[] =
     "       hark mel FILE -o OUT.npy [--n-mels N]  write the log-mel transcription uses\n"
     "       hark bench -m MODEL [-t N] [--json] [--audio FILE]  speed and memory benchmark\n"
     "       hark vad FILE... [VAD options]    the speech spans --vad transcribes, in seconds\n"
+    "       hark serve [--host A] [--port N] [--max-upload-mb N] [options]  transcription\n"
+    "                                         over HTTP: POST /inference (whisper.cpp's server)\n"
+    "                                         or /v1/audio/transcriptions (OpenAI's API)\n"
     "       hark quantize IN OUT TYPE         write IN (HF dir or .bin) as a ggml .bin of TYPE:\n"
     "                                         f32 f16 q8_0 q5_0 q5_1 q4_0 q4_1\n"
     "\n"
@@ -834,6 +837,8 @@ int main(int argc, char **argv)
         return cli_bench_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "vad") == 0)
         return cli_vad_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "serve") == 0)
+        return cli_serve_main(argc - 1, argv + 1);
     cli_options o;
     cli_default_options(&o);
     char **inputs = calloc((size_t)argc, sizeof(char *));

@@ -47,6 +47,9 @@ int cli_model_path(const cli_options *o, char *out, size_t n);
 /* whisper.cpp's VAD options, either spelling (-vt, --vad-threshold...): 0 when
  * taken, 1 when name is not one, -1 for a bad value.  A model given turns VAD on. */
 int cli_parse_vad_option(cli_options *o, const char *name, const char *v);
+/* hark serve [options]: transcription over HTTP until SIGINT or SIGTERM; returns the
+ * exit status (cli_serve.c). */
+int cli_serve_main(int argc, char **argv);
 /* hark vad FILE... [VAD options]; returns the exit status (cli_vad.c). */
 int cli_vad_main(int argc, char **argv);
 /* With --vad, loads the VAD model (--vad-model, else hark's own) into *vad (NULL

@@ -1,0 +1,345 @@
+/* hark serve: transcription over HTTP, as whisper.cpp's whisper-server and
+ * OpenAI's audio API take it: POST /inference or /v1/audio/transcriptions with
+ * a multipart/form-data body whose "file" is the audio (and optionally
+ * response_format, language, prompt, temperature, timestamp_granularities[]),
+ * GET /health.  One model, loaded once; requests are served one at a time, each
+ * in a fresh context with the options hark serve was started with. */
+#include <arpa/inet.h>
+#include <cJSON.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_http.h"
+
+typedef struct server {
+    cli_options o;
+    const char *host;
+    int port;
+    size_t max_body;
+    hark_model *model;
+    hark_params params;
+} server;
+
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stopping = 1;
+}
+
+/* An error as OpenAI's API words one: {"error": {"message": ..., "type": ...}}. */
+static void respond_error(int fd, int status, const char *message)
+{
+    cJSON *root = cJSON_CreateObject(), *err = cJSON_AddObjectToObject(root, "error");
+    cJSON_AddStringToObject(err, "message", message);
+    cJSON_AddStringToObject(err, "type", status >= 500 ? "server_error" : "invalid_request_error");
+    char *body = cJSON_PrintUnformatted(root);
+    const char *text = body ? body : "{\"error\":{\"message\":\"out of memory\"}}";
+    http_respond(fd, status, "application/json", text, strlen(text));
+    free(body);
+    cJSON_Delete(root);
+}
+
+/* A text field of the form, NUL-terminated into out; 0 when absent. */
+static int text_field(const http_request *r, const char *name, char *out, size_t n)
+{
+    form_field f;
+    if (http_form_field(r, name, &f))
+        return 0;
+    snprintf(out, n, "%.*s", (int)(f.len < n ? f.len : n - 1), f.data);
+    return 1;
+}
+
+/* The per-request options from the form into p (pointing into the buffers). */
+typedef struct request_options {
+    char format[16], language[16], prompt[2048], temperature[32], granularity[16];
+} request_options;
+
+static const char *apply_options(const http_request *r, request_options *q, hark_params *p)
+{
+    if (!text_field(r, "response_format", q->format, sizeof q->format))
+        snprintf(q->format, sizeof q->format, "json");
+    static const char *const formats[] = {"json", "text", "verbose_json", "srt", "vtt",
+                                          "tsv", "csv", "lrc"};
+    size_t k = 0;
+    while (k < 8 && strcmp(q->format, formats[k]))
+        k++;
+    if (k == 8)
+        return "response_format is one of json, text, verbose_json, srt, vtt, tsv, csv, lrc";
+    if (text_field(r, "language", q->language, sizeof q->language) && *q->language)
+        p->language = q->language;
+    if (text_field(r, "prompt", q->prompt, sizeof q->prompt) && *q->prompt)
+        p->initial_prompt = q->prompt;
+    if (text_field(r, "timestamp_granularities[]", q->granularity, sizeof q->granularity) &&
+        strcmp(q->granularity, "word") == 0)
+        p->word_timestamps = 1;
+    if (text_field(r, "temperature", q->temperature, sizeof q->temperature)) {
+        char *end;
+        float t = strtof(q->temperature, &end);
+        if (!*q->temperature || *end || !(t >= 0 && t <= 1))
+            return "temperature is a number from 0 to 1";
+        if (t > 0) { /* openai's ladder from t: t, t + 0.2, ... up to 1 */
+            p->n_temperatures = 0;
+            for (float x = t; x <= 1.0f + 1e-6f && p->n_temperatures < HARK_MAX_TEMPERATURES;
+                 x += 0.2f)
+                p->temperatures[p->n_temperatures++] = x;
+        }
+    }
+    return NULL;
+}
+
+/* The upload under a temporary name keeping its extension (which names the
+ * containers hark cannot read in their errors); returns 0, the path in path. */
+static int save_upload(const form_field *f, char *path, size_t n)
+{
+    const char *dot = strrchr(f->filename, '.'), *tmp = getenv("TMPDIR");
+    char ext[12] = "";
+    size_t k = 0;
+    for (const char *c = dot ? dot + 1 : ""; *c && k < 8; c++)
+        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9'))
+            ext[k++] = *c;
+    ext[k] = 0;
+    snprintf(path, n, "%s/hark-upload-XXXXXX%s%s", tmp && *tmp ? tmp : "/tmp", k ? "." : "", ext);
+    int fd = mkstemps(path, k ? (int)k + 1 : 0);
+    if (fd < 0)
+        return -1;
+    size_t at = 0;
+    while (at < f->len) {
+        ssize_t w = write(fd, f->data + at, f->len - at);
+        if (w <= 0)
+            break;
+        at += (size_t)w;
+    }
+    close(fd);
+    if (at < f->len)
+        unlink(path);
+    return at < f->len ? -1 : 0;
+}
+
+/* The transcript in the requested format: {"text"} for json, openai's JSON for
+ * verbose_json, hark's writers for the rest (malloc'd). */
+static char *render(const hark_context *ctx, const char *format, const char **content_type)
+{
+    *content_type = "text/plain; charset=utf-8";
+    if (strcmp(format, "json") == 0) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "text", hark_text(ctx));
+        char *s = cJSON_PrintUnformatted(root);
+        cJSON_Delete(root);
+        *content_type = "application/json";
+        return s;
+    }
+    if (strcmp(format, "text") == 0) {
+        size_t len = strlen(hark_text(ctx));
+        char *s = malloc(len + 2);
+        if (s)
+            snprintf(s, len + 2, "%s\n", hark_text(ctx));
+        return s;
+    }
+    if (strcmp(format, "verbose_json") == 0)
+        format = "json";
+    if (strcmp(format, "json") == 0)
+        *content_type = "application/json";
+    else if (strcmp(format, "vtt") == 0)
+        *content_type = "text/vtt; charset=utf-8";
+    else if (strcmp(format, "csv") == 0)
+        *content_type = "text/csv; charset=utf-8";
+    return hark_format_output(ctx, format);
+}
+
+/* The context's error with the temporary file's name replaced by the upload's. */
+static void upload_error(const hark_context *ctx, const char *tmp, const char *name, char *out,
+                         size_t n)
+{
+    const char *e = hark_last_error(ctx);
+    size_t k = strlen(tmp);
+    if (strncmp(e, tmp, k) == 0)
+        snprintf(out, n, "%s%s", *name ? name : "the uploaded file", e + k);
+    else
+        snprintf(out, n, "%s", e);
+}
+
+static int transcribe(const server *s, int fd, const http_request *r)
+{
+    form_field file;
+    request_options q;
+    hark_params p = s->params;
+    char path[512], msg[700];
+    const char *bad = http_form_field(r, "file", &file)
+                          ? "the body holds no \"file\": send multipart/form-data with the audio "
+                            "as its \"file\" field"
+                          : apply_options(r, &q, &p);
+    if (bad) {
+        respond_error(fd, 400, bad);
+        return 400;
+    }
+    if (save_upload(&file, path, sizeof path)) {
+        respond_error(fd, 500, "cannot store the upload in the temporary directory");
+        return 500;
+    }
+    hark_context *ctx = hark_context_new(s->model, &p);
+    int rc = ctx ? hark_transcribe_file(ctx, path) : HARK_ERR_NOMEM;
+    unlink(path);
+    int status = rc == 0 ? 200 : rc == HARK_ERR_NOMEM ? 500 : 400;
+    if (rc) {
+        if (ctx)
+            upload_error(ctx, path, file.filename, msg, sizeof msg);
+        respond_error(fd, status, ctx ? msg : "out of memory");
+    } else {
+        const char *type;
+        char *body = render(ctx, q.format, &type);
+        if (body)
+            http_respond(fd, 200, type, body, strlen(body));
+        else
+            respond_error(fd, status = 500, "out of memory");
+        free(body);
+    }
+    hark_context_free(ctx);
+    return status;
+}
+
+static int route(const server *s, int fd, const http_request *r)
+{
+    int transcription = !strcmp(r->path, "/inference") || !strcmp(r->path, "/v1/audio/transcriptions");
+    int health = !strcmp(r->path, "/health");
+    if (health && !strcmp(r->method, "GET")) {
+        http_respond(fd, 200, "application/json", "{\"status\":\"ok\"}", 15);
+        return 200;
+    }
+    if (transcription && !strcmp(r->method, "POST"))
+        return transcribe(s, fd, r);
+    int status = transcription || health ? 405 : 404;
+    respond_error(fd, status, status == 405 ? "method not allowed: POST /inference and "
+                  "/v1/audio/transcriptions, GET /health" : "no such endpoint: POST /inference, "
+                  "POST /v1/audio/transcriptions, GET /health");
+    return status;
+}
+
+/* One connection: a request, its answer, a line on stderr. */
+static void serve_one(const server *s, int fd)
+{
+    struct timeval limit = {30, 0}; /* a peer that stops sending is dropped */
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+    http_request r;
+    char why[200];
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int status = http_read_request(fd, s->max_body, &r, why, sizeof why);
+    if (status)
+        respond_error(fd, status, why);
+    else
+        status = route(s, fd, &r);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (!s->o.quiet)
+        fprintf(stderr, "hark: %s %s %d (%.2f s)\n", *r.method ? r.method : "-",
+                *r.path ? r.path : "-", status,
+                (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+    http_request_free(&r);
+}
+
+static int listen_on(server *s)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
+    int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (inet_pton(AF_INET, s->host, &a.sin_addr) != 1) {
+        fprintf(stderr, "hark: serve: --host %s is not an IPv4 address\n", s->host);
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 16) ||
+        getsockname(fd, (struct sockaddr *)&a, &len)) {
+        fprintf(stderr, "hark: serve: cannot listen on %s:%d (%s)\n", s->host, s->port,
+                strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    fprintf(stderr, "hark: listening on http://%s:%d\n", s->host, ntohs(a.sin_port));
+    return fd;
+}
+
+static void serve(server *s, int listener)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal; /* no SA_RESTART: accept returns, the loop ends */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    while (!stopping) {
+        int fd = accept(listener, NULL, NULL);
+        if (fd < 0)
+            continue; /* EINTR when stopping; ECONNABORTED and the like: the next */
+        serve_one(s, fd);
+        close(fd);
+    }
+}
+
+/* hark serve's own options; the rest are transcription's (cli_parse_common). */
+static int parse(server *s, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end;
+        if (v && !strcmp(a, "--host"))
+            s->host = v, i++;
+        else if (v && (!strcmp(a, "--port") || !strcmp(a, "--max-upload-mb"))) {
+            long x = strtol(v, &end, 10);
+            int port = !strcmp(a, "--port");
+            if (!*v || *end || x < (port ? 0 : 1) || x > (port ? 65535 : 4096)) {
+                fprintf(stderr, "hark: bad value for %s: %s (see hark --help)\n", a, v);
+                return 2;
+            }
+            if (port)
+                s->port = (int)x;
+            else
+                s->max_body = (size_t)x << 20;
+            i++;
+        } else {
+            int r = cli_parse_common(&s->o, argc, argv, &i);
+            if (r < 0)
+                return 2;
+            if (r == 0) {
+                fprintf(stderr, "hark: serve: unknown option %s (see hark --help)\n", a);
+                return 2;
+            }
+        }
+    }
+    return 0;
+}
+
+int cli_serve_main(int argc, char **argv)
+{
+    server s = {.host = "127.0.0.1", .port = 8080, .max_body = (size_t)256 << 20};
+    cli_default_options(&s.o);
+    int rc = parse(&s, argc, argv);
+    if (rc)
+        return rc;
+    cli_default_threads(&s.o);
+    hark_vad *vad = NULL;
+    if (cli_load_vad(&s.o, &vad) || !(s.model = cli_load_model(&s.o))) {
+        hark_vad_free(vad);
+        return 1;
+    }
+    s.params = s.o.params;
+    s.params.vad = vad;
+    int listener = listen_on(&s);
+    if (listener >= 0) {
+        serve(&s, listener);
+        close(listener);
+    }
+    hark_model_free(s.model);
+    hark_vad_free(vad);
+    return listener >= 0 ? 0 : 1;
+}

@@ -1,0 +1,78 @@
+# hark serve: whisper.cpp's server endpoint and OpenAI's, answered as the command
+# line answers the same file and options; every bad request gets its status and a
+# JSON error naming the problem, and the server goes on; uploads leave no temporary
+# file; SIGTERM ends it cleanly (exit 0: under the sanitizers, no leak report).
+. "$(dirname "$0")/lib.sh"
+MODEL=models/hark-en-tiny
+if [ ! -f $MODEL/config.json ] || ! command -v curl >/dev/null; then
+    skip "no default model or no curl"; summary serve; exit
+fi
+S1=samples/sample01-en-us.wav
+mkdir "$TMP/up"
+TMPDIR="$TMP/up" "$HARK" serve --port 0 --max-upload-mb 1 2>"$TMP/log" &
+pid=$!
+for _ in $(seq 100); do grep -q 'listening on' "$TMP/log" && break; sleep 0.1; done
+URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/log")
+[ -n "$URL" ] && ok || { bad "no listening line: $(cat "$TMP/log")"; kill $pid; summary serve; exit; }
+post() { curl -s -o "$TMP/body" -w '%{http_code}' "$@"; }
+
+expect_eq "GET /health" "$(post "$URL/health"):$(cat "$TMP/body")" '200:{"status":"ok"}'
+# json: the text; verbose_json, srt: the same bytes as hark's own writers
+"$HARK" -q -f json $S1 >"$TMP/cli.json"
+expect_eq "POST /inference" "$(post -F file=@$S1 "$URL/inference"):$(cat "$TMP/body")" \
+    "200:{\"text\":$(grep -o '^{"text":"[^"]*"' "$TMP/cli.json" | cut -c9-)}"
+expect_eq "verbose_json" "$(post -F file=@$S1 -F response_format=verbose_json "$URL/v1/audio/transcriptions")" 200
+cmp -s "$TMP/body" "$TMP/cli.json" && ok || bad "verbose_json differs from hark -f json"
+post -F file=@$S1 -F response_format=srt "$URL/v1/audio/transcriptions" >/dev/null
+cmp -s "$TMP/body" <("$HARK" -q -f srt $S1) && ok || bad "srt differs: $(cat "$TMP/body")"
+post -F file=@$S1 -F response_format=text "$URL/inference" >/dev/null
+expect_eq "text" "$(cat "$TMP/body")" "$(grep -o '^{"text":"[^"]*"' "$TMP/cli.json" | cut -c10- | tr -d '"')"
+post -F file=@$S1 -F response_format=verbose_json -F 'timestamp_granularities[]=word' \
+    -F prompt="Schedules." "$URL/v1/audio/transcriptions" >/dev/null
+cmp -s "$TMP/body" <("$HARK" -q -f json --word-timestamps --initial-prompt "Schedules." $S1) && ok ||
+    bad "words and prompt differ: $(head -c 300 "$TMP/body")"
+expect_eq "temperature 0.4" "$(post -F file=@$S1 -F temperature=0.4 "$URL/inference")" 200
+
+# bad requests: status and message
+err() { # WHAT STATUS MESSAGE curl-args...
+    local what=$1 status=$2 msg=$3; shift 3
+    expect_eq "$what" "$(post "$@"):$(cat "$TMP/body")" \
+        "$status:{\"error\":{\"message\":\"$msg\",\"type\":\"invalid_request_error\"}}"
+}
+err "no file" 400 'the body holds no \"file\": send multipart/form-data with the audio as its \"file\" field' \
+    -X POST "$URL/inference"
+err "not audio" 400 "README.md: not a readable audio file (Format not recognised.)" \
+    -F file=@README.md "$URL/inference"
+printf '\0\0\0\040ftypM4A \0\0\0\0' >"$TMP/talk.m4a"
+err "an m4a" 400 "talk.m4a: $("$HARK" -q "$TMP/talk.m4a" 2>&1 | sed "s|^hark: $TMP/talk.m4a: ||")" \
+    -F file=@"$TMP/talk.m4a" "$URL/inference"
+err "format" 400 "response_format is one of json, text, verbose_json, srt, vtt, tsv, csv, lrc" \
+    -F file=@$S1 -F response_format=docx "$URL/inference"
+err "temperature" 400 "temperature is a number from 0 to 1" -F file=@$S1 -F temperature=2 "$URL/inference"
+err "unknown path" 404 "no such endpoint: POST /inference, POST /v1/audio/transcriptions, GET /health" "$URL/x"
+err "GET /inference" 405 "method not allowed: POST /inference and /v1/audio/transcriptions, GET /health" \
+    "$URL/inference"
+err "over --max-upload-mb 1" 413 "the body is larger than --max-upload-mb allows" \
+    -F file=@samples/long-espeak-en-us.wav "$URL/inference"
+err "chunked" 411 "send the body with a Content-Length, not chunked" -H "Transfer-Encoding: chunked" \
+    --data-binary @$S1 "$URL/inference"
+err "a 20 kB header" 431 "the request head is over 16 kB" -H "X-Big: $(head -c 20000 /dev/zero | tr '\0' a)" \
+    "$URL/health"
+exec 3<>"/dev/tcp/127.0.0.1/${URL##*:}"; printf 'hello\r\n\r\n' >&3
+expect_eq "a malformed request line" "$(head -n 1 <&3 | tr -d '\r')" "HTTP/1.1 400 Bad Request"; exec 3<&-
+exec 3<>"/dev/tcp/127.0.0.1/${URL##*:}"; printf 'GET /health HTTP/1.1\r\n' >&3; exec 3<&- # gone mid-head
+expect_eq "still serving" "$(post "$URL/health")" 200
+expect_eq "no upload left behind" "$(ls "$TMP/up" | wc -l)" 0
+
+# a port in use (this server's), a bad host or port
+"$HARK" serve --port "${URL##*:}" 2>"$TMP/err"; expect_eq "a port in use" "$?:$(cat "$TMP/err")" \
+    "1:hark: serve: cannot listen on 127.0.0.1:${URL##*:} (Address already in use)"
+"$HARK" serve --host 1.2.3 2>"$TMP/err"; expect_eq "--host 1.2.3" "$?:$(cat "$TMP/err")" \
+    "1:hark: serve: --host 1.2.3 is not an IPv4 address"
+"$HARK" serve --port 70000 2>"$TMP/err"; expect_eq "--port 70000" "$?:$(cat "$TMP/err")" \
+    "2:hark: bad value for --port: 70000 (see hark --help)"
+
+kill -TERM $pid; wait $pid; expect_eq "SIGTERM: exit" $? 0
+grep -q 'Sanitizer' "$TMP/log" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log" | head)" || ok
+grep -q '^hark: POST /inference 400 (' "$TMP/log" && ok || bad "no request lines: $(cat "$TMP/log")"
+summary serve
