@@ -2,12 +2,14 @@
  * OpenAI's audio API take it: POST /inference or /v1/audio/transcriptions with
  * a multipart/form-data body whose "file" is the audio (and optionally
  * response_format, language, prompt, temperature, timestamp_granularities[]),
- * GET /health.  One model, loaded once; requests are served one at a time, each
- * in a fresh context with the options hark serve was started with. */
+ * GET /health.  One model, loaded once; -j N requests are served at once (one
+ * by default), each in a fresh context with the options hark serve was started
+ * with; SIGINT or SIGTERM stops taking requests and lets those begun finish. */
 #include <arpa/inet.h>
 #include <cJSON.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,19 +24,11 @@
 typedef struct server {
     cli_options o;
     const char *host;
-    int port;
+    int port, listener;
     size_t max_body;
     hark_model *model;
     hark_params params;
 } server;
-
-static volatile sig_atomic_t stopping;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stopping = 1;
-}
 
 /* An error as OpenAI's API words one: {"error": {"message": ..., "type": ...}}. */
 static void respond_error(int fd, int status, const char *message)
@@ -271,19 +265,44 @@ static int listen_on(server *s)
     return fd;
 }
 
-static void serve(server *s, int listener)
+/* A worker: connections one after another until the listener is shut down. */
+static void *accept_loop(void *arg)
 {
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal; /* no SA_RESTART: accept returns, the loop ends */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    while (!stopping) {
-        int fd = accept(listener, NULL, NULL);
-        if (fd < 0)
-            continue; /* EINTR when stopping; ECONNABORTED and the like: the next */
+    const server *s = arg;
+    for (;;) {
+        int fd = accept(s->listener, NULL, NULL);
+        if (fd < 0 && (errno == EINVAL || errno == EBADF))
+            return NULL; /* shut down: stopping */
+        if (fd < 0) { /* a connection reset before it was taken, out of descriptors... */
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
+            continue;
+        }
         serve_one(s, fd);
         close(fd);
     }
+}
+
+/* -j workers accept on the listener; this thread waits for SIGINT or SIGTERM,
+ * then shuts the listener, which ends each worker after its request. */
+static void serve(server *s)
+{
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL); /* the workers inherit the mask */
+    int n = s->o.jobs > 0 ? s->o.jobs : 1, started = 0, sig;
+    pthread_t *t = calloc((size_t)n, sizeof *t);
+    while (t && started < n && pthread_create(&t[started], NULL, accept_loop, s) == 0)
+        started++;
+    if (started)
+        sigwait(&stop, &sig);
+    else
+        fprintf(stderr, "hark: serve: cannot start a worker thread\n");
+    shutdown(s->listener, SHUT_RDWR);
+    for (int i = 0; i < started; i++)
+        pthread_join(t[i], NULL);
+    free(t);
 }
 
 /* hark serve's own options; the rest are transcription's (cli_parse_common). */
@@ -294,6 +313,15 @@ static int parse(server *s, int argc, char **argv)
         char *end;
         if (v && !strcmp(a, "--host"))
             s->host = v, i++;
+        else if (v && (!strcmp(a, "-j") || !strcmp(a, "--jobs"))) {
+            long x = strtol(v, &end, 10);
+            if (!*v || *end || x < 1 || x > 256) {
+                fprintf(stderr, "hark: bad value for %s: %s (see hark --help)\n", a, v);
+                return 2;
+            }
+            s->o.jobs = (int)x;
+            i++;
+        }
         else if (v && (!strcmp(a, "--port") || !strcmp(a, "--max-upload-mb"))) {
             long x = strtol(v, &end, 10);
             int port = !strcmp(a, "--port");
@@ -334,12 +362,12 @@ int cli_serve_main(int argc, char **argv)
     }
     s.params = s.o.params;
     s.params.vad = vad;
-    int listener = listen_on(&s);
-    if (listener >= 0) {
-        serve(&s, listener);
-        close(listener);
+    s.listener = listen_on(&s);
+    if (s.listener >= 0) {
+        serve(&s);
+        close(s.listener);
     }
     hark_model_free(s.model);
     hark_vad_free(vad);
-    return listener >= 0 ? 0 : 1;
+    return s.listener >= 0 ? 0 : 1;
 }

@@ -64,6 +64,18 @@ exec 3<>"/dev/tcp/127.0.0.1/${URL##*:}"; printf 'GET /health HTTP/1.1\r\n' >&3; 
 expect_eq "still serving" "$(post "$URL/health")" 200
 expect_eq "no upload left behind" "$(ls "$TMP/up" | wc -l)" 0
 
+# -j 2: a peer that connects and sends nothing holds one worker (for its 30 s), the
+# other answers meanwhile (curl gives up after 10 s, long before the first is freed)
+"$HARK" serve --port 0 -j 2 2>"$TMP/log2" &
+pid2=$!
+for _ in $(seq 100); do grep -q 'listening on' "$TMP/log2" && break; sleep 0.1; done
+URL2=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/log2")
+exec 4<>"/dev/tcp/127.0.0.1/${URL2##*:}"
+expect_eq "-j 2 beside an idle peer" "$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' -F file=@$S1 "$URL2/inference")" 200
+exec 4<&-
+kill -TERM $pid2; wait $pid2; expect_eq "-j 2: SIGTERM" $? 0
+grep -q 'Sanitizer' "$TMP/log2" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log2" | head)" || ok
+
 # a port in use (this server's), a bad host or port
 "$HARK" serve --port "${URL##*:}" 2>"$TMP/err"; expect_eq "a port in use" "$?:$(cat "$TMP/err")" \
     "1:hark: serve: cannot listen on 127.0.0.1:${URL##*:} (Address already in use)"
