@@ -218,6 +218,14 @@ static int route(const server *s, int fd, const http_request *r)
     return status;
 }
 
+/* The peer's text made safe to log: no control characters or escapes. */
+static void printable(char *text)
+{
+    for (char *c = text; *c; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+            *c = '?';
+}
+
 /* One connection: a request, its answer, a line on stderr. */
 static void serve_one(const server *s, int fd)
 {
@@ -234,6 +242,8 @@ static void serve_one(const server *s, int fd)
     else
         status = route(s, fd, &r);
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    printable(r.method);
+    printable(r.path);
     if (!s->o.quiet)
         fprintf(stderr, "hark: %s %s %d (%.2f s)\n", *r.method ? r.method : "-",
                 *r.path ? r.path : "-", status,

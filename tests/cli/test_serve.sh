@@ -61,7 +61,10 @@ err "a 20 kB header" 431 "the request head is over 16 kB" -H "X-Big: $(head -c 2
 exec 3<>"/dev/tcp/127.0.0.1/${URL##*:}"; printf 'hello\r\n\r\n' >&3
 expect_eq "a malformed request line" "$(head -n 1 <&3 | tr -d '\r')" "HTTP/1.1 400 Bad Request"; exec 3<&-
 exec 3<>"/dev/tcp/127.0.0.1/${URL##*:}"; printf 'GET /health HTTP/1.1\r\n' >&3; exec 3<&- # gone mid-head
+exec 3<>"/dev/tcp/127.0.0.1/${URL##*:}"; printf 'GET /\033[31mred HTTP/1.1\r\n\r\n' >&3
+expect_eq "an escape in the path" "$(head -n 1 <&3 | tr -d '\r')" "HTTP/1.1 404 Not Found"; exec 3<&-
 expect_eq "still serving" "$(post "$URL/health")" 200
+grep -q '^hark: GET /?\[31mred 404 (' "$TMP/log" && ok || bad "the escape logged: $(cat -v "$TMP/log")"
 expect_eq "no upload left behind" "$(ls "$TMP/up" | wc -l)" 0
 
 # -j 2: a peer that connects and sends nothing holds one worker (for its 30 s), the
