@@ -206,12 +206,18 @@ static int disposition(const char *h, const char *end, const char *param, char *
 
 int http_form_field(const http_request *r, const char *name, form_field *f)
 {
+    f->data = NULL;
+    return http_form_next(r, name, f);
+}
+
+int http_form_next(const http_request *r, const char *name, form_field *f)
+{
     char delim[80], field[128];
     if (boundary_of(r->content_type, delim, sizeof delim))
         return -1;
     size_t dl = strlen(delim);
-    const char *end = r->body + r->body_len;
-    const char *p = memmem(r->body, r->body_len, delim, dl);
+    const char *end = r->body + r->body_len, *from = f->data ? f->data + f->len : r->body;
+    const char *p = memmem(from, (size_t)(end - from), delim, dl);
     while (p && (size_t)(end - p) > dl + 2 && p[dl] == '\r' && p[dl + 1] == '\n') {
         const char *h = p + dl + 2, *data = memmem(h, (size_t)(end - h), "\r\n\r\n", 4);
         if (!data)

@@ -30,5 +30,7 @@ typedef struct form_field {
     char filename[128];
 } form_field;
 int http_form_field(const http_request *r, const char *name, form_field *f);
+/* The next field called name after f (which a call above found). */
+int http_form_next(const http_request *r, const char *name, form_field *f);
 
 #endif

@@ -55,7 +55,7 @@ static int text_field(const http_request *r, const char *name, char *out, size_t
 
 /* The per-request options from the form into p (pointing into the buffers). */
 typedef struct request_options {
-    char format[16], language[16], prompt[2048], temperature[32], granularity[16];
+    char format[16], language[16], prompt[2048], temperature[32];
 } request_options;
 
 static const char *apply_options(const http_request *r, request_options *q, hark_params *p)
@@ -73,9 +73,10 @@ static const char *apply_options(const http_request *r, request_options *q, hark
         p->language = q->language;
     if (text_field(r, "prompt", q->prompt, sizeof q->prompt) && *q->prompt)
         p->initial_prompt = q->prompt;
-    if (text_field(r, "timestamp_granularities[]", q->granularity, sizeof q->granularity) &&
-        strcmp(q->granularity, "word") == 0)
-        p->word_timestamps = 1;
+    form_field g; /* OpenAI's SDK sends one field for each granularity */
+    for (int found = http_form_field(r, "timestamp_granularities[]", &g) == 0; found;
+         found = http_form_next(r, "timestamp_granularities[]", &g) == 0)
+        p->word_timestamps |= g.len == 4 && memcmp(g.data, "word", 4) == 0;
     if (text_field(r, "temperature", q->temperature, sizeof q->temperature)) {
         char *end;
         float t = strtof(q->temperature, &end);
@@ -119,11 +120,66 @@ static int save_upload(const form_field *f, char *path, size_t n)
     return at < f->len ? -1 : 0;
 }
 
-/* The transcript in the requested format: {"text"} for json, openai's JSON for
- * verbose_json, hark's writers for the rest (malloc'd). */
-static char *render(const hark_context *ctx, const char *format, const char **content_type)
+/* One segment as OpenAI's verbose_json has it (tokens as ids). */
+static cJSON *api_segment(const hark_context *ctx, int i)
+{
+    cJSON *seg = cJSON_CreateObject(), *tokens = cJSON_CreateArray();
+    cJSON_AddNumberToObject(seg, "id", i);
+    cJSON_AddNumberToObject(seg, "start", hark_segment_start(ctx, i));
+    cJSON_AddNumberToObject(seg, "end", hark_segment_end(ctx, i));
+    cJSON_AddStringToObject(seg, "text", hark_segment_text(ctx, i));
+    for (int j = 0; j < hark_segment_n_tokens(ctx, i); j++)
+        cJSON_AddItemToArray(tokens, cJSON_CreateNumber(hark_segment_token(ctx, i, j).id));
+    cJSON_AddItemToObject(seg, "tokens", tokens);
+    cJSON_AddNumberToObject(seg, "temperature", hark_segment_temperature(ctx, i));
+    cJSON_AddNumberToObject(seg, "avg_logprob", hark_segment_avg_logprob(ctx, i));
+    cJSON_AddNumberToObject(seg, "compression_ratio", hark_segment_compression_ratio(ctx, i));
+    cJSON_AddNumberToObject(seg, "no_speech_prob", hark_segment_no_speech_prob(ctx, i));
+    return seg;
+}
+
+/* OpenAI's verbose_json: task, language (hark's code), duration, text, segments,
+ * and with word timing the words of all segments. */
+static char *verbose_json(const hark_context *ctx, int words)
+{
+    cJSON *root = cJSON_CreateObject(), *segs = cJSON_CreateArray(), *w = cJSON_CreateArray();
+    cJSON_AddStringToObject(root, "task", "transcribe");
+    cJSON_AddStringToObject(root, "language", hark_language(ctx));
+    cJSON_AddNumberToObject(root, "duration", hark_audio_seconds(ctx));
+    cJSON_AddStringToObject(root, "text", hark_text(ctx));
+    for (int i = 0; i < hark_n_segments(ctx); i++) {
+        cJSON_AddItemToArray(segs, api_segment(ctx, i));
+        for (int k = 0; k < hark_segment_n_words(ctx, i); k++) {
+            double start, end;
+            float p;
+            const char *word = hark_segment_word(ctx, i, k, &start, &end, &p);
+            cJSON *item = cJSON_CreateObject();
+            cJSON_AddStringToObject(item, "word", word);
+            cJSON_AddNumberToObject(item, "start", start);
+            cJSON_AddNumberToObject(item, "end", end);
+            cJSON_AddItemToArray(w, item);
+        }
+    }
+    cJSON_AddItemToObject(root, "segments", segs);
+    if (words)
+        cJSON_AddItemToObject(root, "words", w);
+    else
+        cJSON_Delete(w);
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+/* The transcript in the requested format: {"text"} for json, OpenAI's verbose_json,
+ * hark's writers for the rest (malloc'd). */
+static char *render(const hark_context *ctx, const char *format, int words,
+                    const char **content_type)
 {
     *content_type = "text/plain; charset=utf-8";
+    if (strcmp(format, "verbose_json") == 0) {
+        *content_type = "application/json";
+        return verbose_json(ctx, words);
+    }
     if (strcmp(format, "json") == 0) {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "text", hark_text(ctx));
@@ -139,11 +195,7 @@ static char *render(const hark_context *ctx, const char *format, const char **co
             snprintf(s, len + 2, "%s\n", hark_text(ctx));
         return s;
     }
-    if (strcmp(format, "verbose_json") == 0)
-        format = "json";
-    if (strcmp(format, "json") == 0)
-        *content_type = "application/json";
-    else if (strcmp(format, "vtt") == 0)
+    if (strcmp(format, "vtt") == 0)
         *content_type = "text/vtt; charset=utf-8";
     else if (strcmp(format, "csv") == 0)
         *content_type = "text/csv; charset=utf-8";
@@ -190,7 +242,7 @@ static int transcribe(const server *s, int fd, const http_request *r)
         respond_error(fd, status, ctx ? msg : "out of memory");
     } else {
         const char *type;
-        char *body = render(ctx, q.format, &type);
+        char *body = render(ctx, q.format, p.word_timestamps, &type);
         if (body)
             http_respond(fd, 200, type, body, strlen(body));
         else
