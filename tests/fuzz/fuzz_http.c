@@ -28,8 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (http_read_request(sv[1], 1 << 20, &r, why, sizeof why) == 0) {
         static const char *const names[] = {"file", "response_format", "language", "x"};
         for (int i = 0; i < 4; i++)
-            if (http_form_field(&r, names[i], &f) == 0 && f.len > r.body_len)
-                __builtin_trap(); /* a field reaching past the body */
+            for (int found = http_form_field(&r, names[i], &f) == 0; found;
+                 found = http_form_next(&r, names[i], &f) == 0)
+                if (f.data < r.body || f.data + f.len > r.body + r.body_len)
+                    __builtin_trap(); /* a field reaching outside the body */
     }
     http_request_free(&r);
     close(sv[0]);
