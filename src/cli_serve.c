@@ -255,7 +255,8 @@ static int transcribe(const server *s, int fd, const http_request *r)
 
 static int route(const server *s, int fd, const http_request *r)
 {
-    int transcription = !strcmp(r->path, "/inference") || !strcmp(r->path, "/v1/audio/transcriptions");
+    int transcription = !strcmp(r->path, "/inference") ||
+                        !strcmp(r->path, "/v1/audio/transcriptions");
     int health = !strcmp(r->path, "/health");
     if (health && !strcmp(r->method, "GET")) {
         http_respond(fd, 200, "application/json", "{\"status\":\"ok\"}", 15);

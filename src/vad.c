@@ -213,7 +213,8 @@ hark_vad *hark_vad_load(const char *path, char *err, size_t errlen)
     hark_error e = {{0}};
     hark_map map;
     hark_vad *vad = calloc(1, sizeof *vad);
-    int rc = vad ? hark_map_file(path, &map, &e) : hark_fail(&e, HARK_ERR_NOMEM, "%s: out of memory", path);
+    int rc = vad ? hark_map_file(path, &map, &e)
+                 : hark_fail(&e, HARK_ERR_NOMEM, "%s: out of memory", path);
     if (!rc) {
         hark_cursor c = {map.data, map.data + map.size, path, &e};
         rc = read_model(vad, &c);

@@ -2,9 +2,10 @@
  * --vad does it: speech spans by silero-vad's get_speech_timestamps rules
  * (a span opens at threshold, closes after min_silence below threshold - 0.15,
  * is split past max_speech at its last long silence), then whisper.cpp's own
- * steps: gaps under 0.2 s merged (but not across a max_speech cut), spans under min_speech dropped, each padded,
- * times in centiseconds; the spans joined with 0.1 s of silence between, and a
- * map from the joined audio's times back to the file's. */
+ * steps: gaps under 0.2 s merged (but not across a max_speech cut), spans under
+ * min_speech dropped, each padded, times in centiseconds; the spans joined with
+ * 0.1 s of silence between, and a map from the joined audio's times back to the
+ * file's. */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -177,8 +178,9 @@ int hark_vad_join(const float *s, size_t n, const hark_span *spans, int n_spans,
     map->gap = malloc((size_t)(4 * n_spans + 1));
     for (int i = 0; i < n_spans; i++)
         total += samples_of(spans[i].end) + extra - samples_of(spans[i].start) + SILENCE;
-    float *o = map->proc && map->orig && map->gap ? malloc(sizeof(float) * (size_t)(total > 0 ? total : 1))
-                                      : NULL;
+    float *o = map->proc && map->orig && map->gap
+                   ? malloc(sizeof(float) * (size_t)(total > 0 ? total : 1))
+                   : NULL;
     if (!o)
         return HARK_ERR_NOMEM;
     long long at = 0;

@@ -147,7 +147,8 @@ static void test_damaged(const uint8_t *file, size_t size)
     uint8_t *b = malloc(size + 8);
     char err[512];
     expect_error(file, 0, ": truncated in the magic", "empty");
-    expect_error("RIFF....WAVEfmt ", 16, ": bad magic 0x46464952 (not a whisper.cpp ggml file)", "a WAV");
+    expect_error("RIFF....WAVEfmt ", 16, ": bad magic 0x46464952 (not a whisper.cpp ggml file)",
+                 "a WAV");
     memcpy(b, file, size);
     memcpy(b + 4, "\x38\xca\x00\x00", 4); /* a Whisper ggml file's n_vocab where the type is */
     expect_error(b, size, ": not a Silero VAD model (its ggml header names no \"silero-16k\")",
@@ -183,7 +184,8 @@ static void test_damaged(const uint8_t *file, size_t size)
         refused += strcmp(got, "(loaded)") != 0;
         said += strncmp(got, ": truncated in ", 15) == 0;
     }
-    CHECK(refused == said && said == 300 + (int)((size - 300 + 4098) / 4099), "%d of %d said truncated", said, refused);
+    CHECK(refused == said && said == 300 + (int)((size - 300 + 4098) / 4099),
+          "%d of %d said truncated", said, refused);
     free(b);
 }
 
