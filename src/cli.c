@@ -167,12 +167,13 @@ static int find_model_in(const char *dir, char *out, size_t n)
     return 0;
 }
 
-/* Where hark's data may be, in order: models/ beside build/hark and build/san/hark,
- * PREFIX/share/hark beside PREFIX/bin/hark, ./models, HARK_DATADIR; returns the count. */
 typedef struct data_dir {
     char path[PATH_MAX];
 } data_dir;
 
+/* Where hark's data may be, in order: models/ beside build/hark and build/san/hark,
+ * PREFIX/share/hark beside PREFIX/bin/hark, ./models, HARK_DATADIR; returns the count.
+ * (Paths are cut to 4000 bytes where a file name is added: PATH_MAX is 4096.) */
 static int data_dirs(data_dir *dirs, int max)
 {
     char exe[PATH_MAX];
