@@ -196,6 +196,12 @@ void hark_vad_free(hark_vad *vad);
  * last chunk zero-padded): writes ceil(n_samples / HARK_VAD_CHUNK) values to probs.
  * Returns 0, or HARK_ERR_NOMEM. */
 int hark_vad_probs(const hark_vad *vad, const float *samples, size_t n_samples, float *probs);
+/* The speech spans that params->vad set would transcribe (whisper.cpp's
+ * whisper_vad_segments_from_samples, under params' vad_ settings), in seconds: the
+ * first max into start[] and end[].  Returns how many there are (more than max
+ * when they did not fit), or a negative HARK_ERR_ code. */
+int hark_vad_speech_spans(const hark_vad *vad, const hark_params *params, const float *samples,
+                          size_t n_samples, double *start, double *end, int max);
 
 /* Reads an audio file into mono 16 kHz float samples (caller frees with free()). */
 int hark_read_audio(const char *path, float **samples, size_t *n_samples, char *err, size_t errlen);

@@ -6,41 +6,38 @@
 #include <string.h>
 
 #include "cli.h"
-#include "vad.h"
 
-/* The spans of one file into *spans (malloc'd); returns their count, or -1 after
- * printing the error. */
-static int file_spans(const hark_vad *vad, const hark_params *p, const char *path,
-                      hark_span **spans)
+/* One file's spans, a line each; returns 0, or 1 after printing the error. */
+static int print_spans(const hark_vad *vad, const hark_params *p, const char *path,
+                       const char *label)
 {
-    char err[600];
-    float *s = NULL, *probs = NULL;
+    char err[600], line[64];
+    float *s = NULL;
     size_t n;
     if (hark_read_audio(path, &s, &n, err, sizeof err)) {
         fprintf(stderr, "hark: %s\n", err);
-        return -1;
+        return 1;
     }
-    size_t chunks = hark_vad_n_chunks(n);
-    probs = malloc(sizeof(float) * (chunks ? chunks : 1));
-    *spans = malloc(sizeof(hark_span) * (2 * chunks + 2));
-    int k = probs && *spans && chunks < (size_t)(1 << 30) && !hark_vad_probs(vad, s, n, probs)
-                ? hark_vad_spans(probs, (int)chunks, p, *spans)
-                : -1;
+    size_t most = 2 * ((n + HARK_VAD_CHUNK - 1) / HARK_VAD_CHUNK) + 2; /* two a chunk at most */
+    double *start = malloc(sizeof(double) * most), *end = malloc(sizeof(double) * most);
+    int k = start && end && most < (size_t)1 << 30
+                ? hark_vad_speech_spans(vad, p, s, n, start, end, (int)most)
+                : HARK_ERR_NOMEM;
     if (k < 0)
-        fprintf(stderr, "hark: %s: out of memory for voice activity detection\n", path);
-    free(s);
-    free(probs);
-    return k;
-}
-
-static void print_spans(const char *path, const hark_span *spans, int k)
-{
-    char line[160];
+        fprintf(stderr, "hark: %s: %s\n", path, k == HARK_ERR_NOMEM ? "out of memory for voice "
+                "activity detection" : "too long for voice activity detection");
     for (int i = 0; i < k; i++) {
-        snprintf(line, sizeof line, "%.100s%s%.2f\t%.2f\n", path ? path : "", path ? "\t" : "",
-                 spans[i].start / 100.0, spans[i].end / 100.0);
+        if (label) {
+            cli_print(label);
+            cli_print("\t");
+        }
+        snprintf(line, sizeof line, "%.2f\t%.2f\n", start[i], end[i]);
         cli_print(line);
     }
+    free(s);
+    free(start);
+    free(end);
+    return k < 0;
 }
 
 /* Options: whisper.cpp's VAD settings alone; the inputs gathered in inputs. */
@@ -80,15 +77,9 @@ int cli_vad_main(int argc, char **argv)
     hark_vad *vad = NULL;
     if (!rc && cli_load_vad(&o, &vad))
         rc = 1;
-    for (int i = 0; i < n && vad; i++) {
-        hark_span *spans = NULL;
-        int k = file_spans(vad, &o.params, inputs[i], &spans);
-        if (k < 0)
+    for (int i = 0; i < n && vad; i++)
+        if (print_spans(vad, &o.params, inputs[i], n > 1 ? inputs[i] : NULL))
             rc = 1;
-        else
-            print_spans(n > 1 ? inputs[i] : NULL, spans, k);
-        free(spans);
-    }
     hark_vad_free(vad);
     free(inputs);
     cli_flush_stdout();

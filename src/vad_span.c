@@ -238,19 +238,47 @@ void hark_time_map_free(hark_time_map *m)
     *m = (hark_time_map){0};
 }
 
+/* The spans of s under p (its vad the model): *spans malloc'd, their count in *n. */
+static int find_spans(const hark_vad *vad, const hark_params *p, const float *s, size_t n,
+                      hark_span **spans, int *count)
+{
+    size_t chunks = hark_vad_n_chunks(n);
+    *spans = NULL;
+    if (chunks > INT_MAX / 2 - 1)
+        return HARK_ERR_ARG;
+    float *probs = malloc(sizeof(float) * (chunks ? chunks : 1));
+    *spans = malloc(sizeof(hark_span) * (2 * chunks + 2));
+    int rc = probs && *spans ? hark_vad_probs(vad, s, n, probs) : HARK_ERR_NOMEM;
+    if (!rc)
+        *count = hark_vad_spans(probs, (int)chunks, p, *spans);
+    free(probs);
+    return rc;
+}
+
+int hark_vad_speech_spans(const hark_vad *vad, const hark_params *params, const float *samples,
+                          size_t n_samples, double *start, double *end, int max)
+{
+    hark_span *spans = NULL;
+    int n = 0, rc = vad && params && (samples || !n_samples) && max >= 0
+                        ? find_spans(vad, params, samples, n_samples, &spans, &n)
+                        : HARK_ERR_ARG;
+    for (int i = 0; !rc && i < n && i < max; i++) {
+        start[i] = spans[i].start / 100.0;
+        end[i] = spans[i].end / 100.0;
+    }
+    free(spans);
+    return rc ? rc : n;
+}
+
 int hark_vad_speech(const hark_params *p, const float *s, size_t n, float **out, size_t *n_out,
                     hark_time_map *map, hark_error *e)
 {
-    size_t chunks = hark_vad_n_chunks(n);
-    if (chunks > INT_MAX - 1)
-        return hark_fail(e, HARK_ERR_ARG, "too long for voice activity detection");
-    float *probs = malloc(sizeof(float) * (chunks ? chunks : 1));
-    hark_span *spans = malloc(sizeof(hark_span) * (2 * chunks + 2));
-    int rc = probs && spans ? hark_vad_probs(p->vad, s, n, probs) : HARK_ERR_NOMEM;
+    hark_span *spans;
+    int count = 0, rc = find_spans(p->vad, p, s, n, &spans, &count);
     if (!rc)
-        rc = hark_vad_join(s, n, spans, hark_vad_spans(probs, (int)chunks, p, spans),
-                           p->vad_samples_overlap, out, n_out, map);
-    free(probs);
+        rc = hark_vad_join(s, n, spans, count, p->vad_samples_overlap, out, n_out, map);
     free(spans);
+    if (rc == HARK_ERR_ARG)
+        return hark_fail(e, rc, "too long for voice activity detection");
     return rc ? hark_fail(e, rc, "out of memory for voice activity detection") : 0;
 }

@@ -330,6 +330,47 @@ static void test_join(void)
     free(s);
 }
 
+/* The public hark_vad_speech_spans on sample01, 20 s of zeros and sample04 (as
+ * tests/cli/test_vad.sh joins them with sox): three spans, the last at 23.87 s. */
+static void test_public_spans(void)
+{
+    float *a, *b;
+    size_t na, nb;
+    char err[256];
+    hark_vad *vad = hark_vad_load(VAD_MODEL, err, sizeof err);
+    if (!vad || hark_read_audio("samples/sample01-en-us.wav", &a, &na, err, sizeof err) ||
+        hark_read_audio("samples/sample04-kal16.wav", &b, &nb, err, sizeof err)) {
+        CHECK(0, "%s", err);
+        hark_vad_free(vad);
+        return;
+    }
+    size_t n = na + 20 * 16000 + nb;
+    float *s = calloc(n, sizeof(float));
+    memcpy(s, a, sizeof(float) * na);
+    memcpy(s + na + 20 * 16000, b, sizeof(float) * nb);
+    hark_params p = hark_default_params();
+    double start[4] = {-1, -1, -1, -1}, end[4] = {-1, -1, -1, -1};
+    int k = hark_vad_speech_spans(vad, &p, s, n, start, end, 4);
+    CHECK(k == 3 && fabs(start[0] - 0.03) < 1e-9 && fabs(end[0] - 1.76) < 1e-9 &&
+              fabs(start[1] - 2.15) < 1e-9 && fabs(end[1] - 3.65) < 1e-9 &&
+              fabs(start[2] - 23.87) < 1e-9 && fabs(end[2] - 27.07) < 1e-9 && start[3] == -1,
+          "%d spans: %g-%g %g-%g %g-%g", k, start[0], end[0], start[1], end[1], start[2], end[2]);
+    double one_start = -1, one_end = -1;
+    CHECK(hark_vad_speech_spans(vad, &p, s, n, &one_start, &one_end, 1) == 3 &&
+              fabs(one_start - 0.03) < 1e-9, "max 1: the count, the first");
+    CHECK(hark_vad_speech_spans(vad, &p, s, n, NULL, NULL, 0) == 3, "max 0: the count");
+    CHECK(hark_vad_speech_spans(NULL, &p, s, n, start, end, 4) == HARK_ERR_ARG &&
+              hark_vad_speech_spans(vad, &p, s, n, start, end, -1) == HARK_ERR_ARG,
+          "bad arguments");
+    p.vad_min_speech_ms = 2000; /* the first two are shorter */
+    CHECK(hark_vad_speech_spans(vad, &p, s, n, start, end, 4) == 1 && fabs(start[0] - 23.87) < 1e-9,
+          "min speech 2 s: %g", start[0]);
+    free(s);
+    free(a);
+    free(b);
+    hark_vad_free(vad);
+}
+
 int main(void)
 {
     uint8_t *file = NULL;
@@ -346,6 +387,7 @@ int main(void)
     test_spans();
     test_spans_random();
     test_join();
+    test_public_spans();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK(system(cmd) == 0, "cleanup");
