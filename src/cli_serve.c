@@ -21,6 +21,20 @@
 #include "cli.h"
 #include "cli_http.h"
 
+static const char SERVE_USAGE[] =
+    "usage: hark serve [-m MODEL] [--host ADDR] [--port N] [--max-upload-mb N] [-j N] [options]\n"
+    "  speech to text over HTTP until SIGINT or SIGTERM:\n"
+    "    POST /inference, POST /v1/audio/transcriptions  multipart/form-data: file (the audio),\n"
+    "      response_format (json, text, verbose_json, srt, vtt, tsv, csv, lrc), language,\n"
+    "      prompt, temperature, timestamp_granularities[] (word)\n"
+    "    GET /health\n"
+    "  --host ADDR          IPv4 address to listen on (default 127.0.0.1)\n"
+    "  --port N             port (default 8080; 0: any free one, printed)\n"
+    "  --max-upload-mb N    larger bodies are refused with 413 (default 256)\n"
+    "  -j, --jobs N         requests served at once (default 1)\n"
+    "  the model and decoding options of hark --help (-m, -t, --vad, --beam-size...) hold\n"
+    "  for every request\n";
+
 typedef struct server {
     cli_options o;
     const char *host;
@@ -374,6 +388,10 @@ static int parse(server *s, int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            cli_print(SERVE_USAGE);
+            return -1;
+        }
         if (v && !strcmp(a, "--host"))
             s->host = v, i++;
         else if (v && (!strcmp(a, "-j") || !strcmp(a, "--jobs"))) {
@@ -402,7 +420,7 @@ static int parse(server *s, int argc, char **argv)
             if (r < 0)
                 return 2;
             if (r == 0) {
-                fprintf(stderr, "hark: serve: unknown option %s (see hark --help)\n", a);
+                fprintf(stderr, "hark: serve: unknown option %s (see hark serve --help)\n", a);
                 return 2;
             }
         }
@@ -416,7 +434,7 @@ int cli_serve_main(int argc, char **argv)
     cli_default_options(&s.o);
     int rc = parse(&s, argc, argv);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc; /* -1: --help */
     cli_default_threads(&s.o);
     hark_vad *vad = NULL;
     if (cli_load_vad(&s.o, &vad) || !(s.model = cli_load_model(&s.o))) {

@@ -40,18 +40,29 @@ static int print_spans(const hark_vad *vad, const hark_params *p, const char *pa
     return k < 0;
 }
 
+static const char VAD_USAGE[] =
+    "usage: hark vad FILE... [VAD options]\n"
+    "  the speech spans hark --vad transcribes, a line each: start and end in seconds,\n"
+    "  tab-separated (with several files, the file first)\n"
+    "  --vad-model FILE (-vm), --vad-threshold P (-vt), --vad-min-speech-duration-ms N\n"
+    "  (-vspd), --vad-min-silence-duration-ms N (-vsd), --vad-max-speech-duration-s X\n"
+    "  (-vmsd), --vad-speech-pad-ms N (-vp), --vad-samples-overlap X (-vo): as hark --help\n";
+
 /* Options: whisper.cpp's VAD settings alone; the inputs gathered in inputs. */
 static int parse(cli_options *o, int argc, char **argv, char **inputs, int *n)
 {
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            cli_print(VAD_USAGE);
+            return -1;
+        }
         if (argv[i][0] != '-' || !strcmp(argv[i], "-")) {
             inputs[(*n)++] = argv[i];
             continue;
         }
         int rc = i + 1 < argc ? cli_parse_vad_option(o, argv[i], argv[i + 1]) : 1;
         if (rc == 1) {
-            fprintf(stderr, "hark: vad: unknown option %s (usage: hark vad FILE... "
-                            "[--vad-model FILE] [--vad-threshold P]...: see hark --help)\n", argv[i]);
+            fprintf(stderr, "hark: vad: unknown option %s (see hark vad --help)\n", argv[i]);
             return 2;
         }
         if (rc < 0) {
@@ -74,6 +85,10 @@ int cli_vad_main(int argc, char **argv)
     o.vad = 1;
     char **inputs = calloc((size_t)argc, sizeof(char *));
     int n = 0, rc = inputs ? parse(&o, argc, argv, inputs, &n) : 1;
+    if (rc < 0) { /* --help */
+        free(inputs);
+        return 0;
+    }
     hark_vad *vad = NULL;
     if (!rc && cli_load_vad(&o, &vad))
         rc = 1;

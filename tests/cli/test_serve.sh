@@ -96,6 +96,9 @@ grep -q 'Sanitizer' "$TMP/log2" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/lo
     "1:hark: serve: --host 1.2.3 is not an IPv4 address"
 "$HARK" serve --port 70000 2>"$TMP/err"; expect_eq "--port 70000" "$?:$(cat "$TMP/err")" \
     "2:hark: bad value for --port: 70000 (see hark --help)"
+"$HARK" serve --nope 2>"$TMP/err"; expect_eq "serve --nope" "$?:$(cat "$TMP/err")" \
+    "2:hark: serve: unknown option --nope (see hark serve --help)"
+"$HARK" serve --help >"$TMP/help"; expect_eq "serve --help" "$?:$(head -c 17 "$TMP/help")" "0:usage: hark serve"
 
 kill -TERM $pid; wait $pid; expect_eq "SIGTERM: exit" $? 0
 grep -q 'Sanitizer' "$TMP/log" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log" | head)" || ok
