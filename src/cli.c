@@ -328,7 +328,7 @@ static int parse_ints(const char *list, int *v, int max, int *n, long lo, long h
     return *n ? 0 : -1;
 }
 
-static int int_arg(const char *s, int lo, int hi, int *v)
+int cli_int_arg(const char *s, int lo, int hi, int *v)
 {
     char *end;
     long x = strtol(s, &end, 10);
@@ -345,12 +345,22 @@ static int float_arg(const char *s, float *v)
     return *s && !*end ? 0 : -1;
 }
 
-/* openai's --temperature T --temperature_increment_on_fallback X: the ladder
- * np.arange(T, 1.0 + 1e-6, X), filled as numpy does (T + i * delta, delta the
- * double difference of its first two values); T is 0 until --temperature
- * gives one value, and a list of several with an increment is refused.
- * Called after either option, so their order does not matter; returns -2
- * after printing its error. */
+/* (delta: the double difference of the ladder's first two values, as numpy's) */
+int cli_temperature_ladder(hark_params *p, double start, double increment)
+{
+    double delta = (start + increment) - start, n = ceil((1.0 + 1e-6 - start) / increment);
+    if (n < 1 || n > HARK_MAX_TEMPERATURES)
+        return -1;
+    p->n_temperatures = (int)n;
+    for (int i = 0; i < p->n_temperatures; i++)
+        p->temperatures[i] = (float)(start + i * delta);
+    return 0;
+}
+
+/* The ladder of --temperature T --temperature-increment-on-fallback X; T is 0 until
+ * --temperature gives one value, and a list of several with an increment is refused.
+ * Called after either option, so their order does not matter; returns -2 after
+ * printing its error. */
 static int temperature_ladder(cli_options *o)
 {
     hark_params *p = &o->params;
@@ -359,18 +369,13 @@ static int temperature_ladder(cli_options *o)
     if (o->temperatures_given > 1)
         return usage_error("--temperature-increment-on-fallback starts from one --temperature, "
                            "not a list"), -2;
-    double start = o->temperature_start, delta = (start + o->temperature_increment) - start;
-    double n = ceil((1.0 + 1e-6 - start) / o->temperature_increment);
-    if (n < 1 || n > HARK_MAX_TEMPERATURES) {
+    if (cli_temperature_ladder(p, o->temperature_start, o->temperature_increment)) {
         char msg[200];
         snprintf(msg, sizeof msg, "--temperature-increment-on-fallback: %g to 1 in steps of %g "
-                 "is not 1 to %d temperatures", start, o->temperature_increment,
+                 "is not 1 to %d temperatures", o->temperature_start, o->temperature_increment,
                  HARK_MAX_TEMPERATURES);
         return usage_error(msg), -2;
     }
-    p->n_temperatures = (int)n;
-    for (int i = 0; i < p->n_temperatures; i++)
-        p->temperatures[i] = (float)(start + i * delta);
     return 0;
 }
 
@@ -380,9 +385,9 @@ static int parse_search_option(cli_options *o, const char *name, const char *v)
     hark_params *p = &o->params;
     char *end;
     if (!strcmp(name, "--beam-size"))
-        return int_arg(v, 1, 64, &p->beam_size);
+        return cli_int_arg(v, 1, 64, &p->beam_size);
     if (!strcmp(name, "--best-of"))
-        return int_arg(v, 1, 64, &p->best_of);
+        return cli_int_arg(v, 1, 64, &p->best_of);
     if (!strcmp(name, "--patience"))
         return float_arg(v, &p->patience) || p->patience <= 0 ? -1 : 0;
     if (!strcmp(name, "--length-penalty"))
@@ -447,9 +452,9 @@ static int parse_word_option(hark_params *p, const char *name, const char *v)
     if (is_layout || is_max_len || !strcmp(name, "--hallucination-silence-threshold"))
         p->word_timestamps = 1;
     if (is_max_len)
-        return int_arg(v, 1, 100000, &p->max_len);
+        return cli_int_arg(v, 1, 100000, &p->max_len);
     if (is_layout)
-        return int_arg(v, 1, 100000, !strcmp(name, "--max-line-width")   ? &p->max_line_width
+        return cli_int_arg(v, 1, 100000, !strcmp(name, "--max-line-width")   ? &p->max_line_width
                                      : !strcmp(name, "--max-line-count") ? &p->max_line_count
                                                                           : &p->max_words_per_line);
     if (!strcmp(name, "--hallucination-silence-threshold"))
@@ -479,10 +484,10 @@ int cli_parse_vad_option(cli_options *o, const char *name, const char *v)
     case 0: o->vad_model = v, o->vad = 1; return 0;
     case 1: return float_arg(v, &p->vad_threshold) || !(p->vad_threshold > 0 &&
                                                         p->vad_threshold < 1) ? -1 : 0;
-    case 2: return int_arg(v, 0, 3600000, &p->vad_min_speech_ms);
-    case 3: return int_arg(v, 0, 3600000, &p->vad_min_silence_ms);
+    case 2: return cli_int_arg(v, 0, 3600000, &p->vad_min_speech_ms);
+    case 3: return cli_int_arg(v, 0, 3600000, &p->vad_min_silence_ms);
     case 4: return float_arg(v, &p->vad_max_speech_s) || !(p->vad_max_speech_s >= 0) ? -1 : 0;
-    case 5: return int_arg(v, 0, 3600000, &p->vad_speech_pad_ms);
+    case 5: return cli_int_arg(v, 0, 3600000, &p->vad_speech_pad_ms);
     case 6: return float_arg(v, &p->vad_samples_overlap) || !(p->vad_samples_overlap >= 0 &&
                                                               p->vad_samples_overlap <= 10) ? -1 : 0;
     default: return 1;
@@ -504,7 +509,7 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
         return -2;
     }
     else if (!strcmp(name, "-t") || !strcmp(name, "--threads"))
-        return int_arg(v, 1, 256, &p->n_threads);
+        return cli_int_arg(v, 1, 256, &p->n_threads);
     else if (!strcmp(name, "-l") || !strcmp(name, "--language"))
         p->language = v;
     else if (!strcmp(name, "--task")) {
@@ -655,7 +660,7 @@ static int parse_file_option(cli_options *o, int argc, char **argv, int *i)
                                : "unknown format in -f (txt,json,srt,vtt,tsv,csv,lrc,all)");
         (*i)++;
     } else if (v && (!strcmp(a, "-j") || !strcmp(a, "--jobs"))) {
-        if (int_arg(v, 1, 256, &o->jobs))
+        if (cli_int_arg(v, 1, 256, &o->jobs))
             return usage_error("-j takes a job count from 1 to 256");
         (*i)++;
     } else if (v && !strcmp(a, "--shard")) {

@@ -44,6 +44,12 @@ void cli_print(const char *s);
 int cli_is_audio_name(const char *name);
 /* Resolves -m or the default model path; prints the error and returns -1. */
 int cli_model_path(const cli_options *o, char *out, size_t n);
+/* An integer option's value: the whole of s, lo to hi, into *v; 0, or -1 when not. */
+int cli_int_arg(const char *s, int lo, int hi, int *v);
+/* openai's --temperature START --temperature_increment_on_fallback INCREMENT: the
+ * ladder np.arange(START, 1.0 + 1e-6, INCREMENT), filled as numpy does (START + i *
+ * delta), into p; -1 when it is not 1 to HARK_MAX_TEMPERATURES values. */
+int cli_temperature_ladder(hark_params *p, double start, double increment);
 /* whisper.cpp's VAD options, either spelling (-vt, --vad-threshold...): 0 when
  * taken, 1 when name is not one, -1 for a bad value.  A model given turns VAD on. */
 int cli_parse_vad_option(cli_options *o, const char *name, const char *v);

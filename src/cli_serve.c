@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "cli_http.h"
+#include "internal.h"
 
 static const char SERVE_USAGE[] =
     "usage: hark serve [-m MODEL] [--host ADDR] [--port N] [--max-upload-mb N] [-j N] [options]\n"
@@ -38,7 +39,7 @@ static const char SERVE_USAGE[] =
 typedef struct server {
     cli_options o;
     const char *host;
-    int port, listener;
+    int port, listener, max_upload_mb;
     size_t max_body;
     hark_model *model;
     hark_params params;
@@ -76,12 +77,8 @@ static const char *apply_options(const http_request *r, request_options *q, hark
 {
     if (!text_field(r, "response_format", q->format, sizeof q->format))
         snprintf(q->format, sizeof q->format, "json");
-    static const char *const formats[] = {"json", "text", "verbose_json", "srt", "vtt",
-                                          "tsv", "csv", "lrc"};
-    size_t k = 0;
-    while (k < 8 && strcmp(q->format, formats[k]))
-        k++;
-    if (k == 8)
+    if (!hark_is_format(q->format) && strcmp(q->format, "text") &&
+        strcmp(q->format, "verbose_json"))
         return "response_format is one of json, text, verbose_json, srt, vtt, tsv, csv, lrc";
     if (text_field(r, "language", q->language, sizeof q->language) && *q->language)
         p->language = q->language;
@@ -96,12 +93,8 @@ static const char *apply_options(const http_request *r, request_options *q, hark
         float t = strtof(q->temperature, &end);
         if (!*q->temperature || *end || !(t >= 0 && t <= 1))
             return "temperature is a number from 0 to 1";
-        if (t > 0) { /* openai's ladder from t: t, t + 0.2, ... up to 1 */
-            p->n_temperatures = 0;
-            for (float x = t; x <= 1.0f + 1e-6f && p->n_temperatures < HARK_MAX_TEMPERATURES;
-                 x += 0.2f)
-                p->temperatures[p->n_temperatures++] = x;
-        }
+        if (t > 0) /* openai's ladder from t: t, t + 0.2, ... up to 1 (1 to 5 values) */
+            cli_temperature_ladder(p, t, 0.2);
     }
     return NULL;
 }
@@ -382,38 +375,35 @@ static void serve(server *s)
     free(t);
 }
 
+/* Where hark serve's integer option a goes, and its range; NULL for another option. */
+static int *int_option(server *s, const char *a, int *lo, int *hi)
+{
+    if (!strcmp(a, "-j") || !strcmp(a, "--jobs"))
+        return *lo = 1, *hi = 256, &s->o.jobs;
+    if (!strcmp(a, "--port"))
+        return *lo = 0, *hi = 65535, &s->port;
+    if (!strcmp(a, "--max-upload-mb"))
+        return *lo = 1, *hi = 4096, &s->max_upload_mb;
+    return NULL;
+}
+
 /* hark serve's own options; the rest are transcription's (cli_parse_common). */
 static int parse(server *s, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             cli_print(SERVE_USAGE);
             return -1;
         }
+        int lo, hi, *number = v ? int_option(s, a, &lo, &hi) : NULL;
         if (v && !strcmp(a, "--host"))
             s->host = v, i++;
-        else if (v && (!strcmp(a, "-j") || !strcmp(a, "--jobs"))) {
-            long x = strtol(v, &end, 10);
-            if (!*v || *end || x < 1 || x > 256) {
+        else if (number) {
+            if (cli_int_arg(v, lo, hi, number)) {
                 fprintf(stderr, "hark: bad value for %s: %s (see hark --help)\n", a, v);
                 return 2;
             }
-            s->o.jobs = (int)x;
-            i++;
-        }
-        else if (v && (!strcmp(a, "--port") || !strcmp(a, "--max-upload-mb"))) {
-            long x = strtol(v, &end, 10);
-            int port = !strcmp(a, "--port");
-            if (!*v || *end || x < (port ? 0 : 1) || x > (port ? 65535 : 4096)) {
-                fprintf(stderr, "hark: bad value for %s: %s (see hark --help)\n", a, v);
-                return 2;
-            }
-            if (port)
-                s->port = (int)x;
-            else
-                s->max_body = (size_t)x << 20;
             i++;
         } else {
             int r = cli_parse_common(&s->o, argc, argv, &i);
@@ -430,11 +420,12 @@ static int parse(server *s, int argc, char **argv)
 
 int cli_serve_main(int argc, char **argv)
 {
-    server s = {.host = "127.0.0.1", .port = 8080, .max_body = (size_t)256 << 20};
+    server s = {.host = "127.0.0.1", .port = 8080, .max_upload_mb = 256};
     cli_default_options(&s.o);
     int rc = parse(&s, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: --help */
+    s.max_body = (size_t)s.max_upload_mb << 20;
     cli_default_threads(&s.o);
     hark_vad *vad = NULL;
     if (cli_load_vad(&s.o, &vad) || !(s.model = cli_load_model(&s.o))) {
