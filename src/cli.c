@@ -238,6 +238,18 @@ int cli_load_vad(const cli_options *o, hark_vad **vad)
     return *vad ? 0 : -1;
 }
 
+hark_model *cli_load_models(const cli_options *o, hark_vad **vad)
+{
+    if (cli_load_vad(o, vad))
+        return NULL;
+    hark_model *m = cli_load_model(o);
+    if (!m) {
+        hark_vad_free(*vad);
+        *vad = NULL;
+    }
+    return m;
+}
+
 /* Whether name is one of openai-whisper's model names ("tiny.en", "turbo"...),
  * which its CLI downloads and hark does not. */
 static int openai_model_name(const char *name)

@@ -61,6 +61,9 @@ int cli_vad_main(int argc, char **argv);
 /* With --vad, loads the VAD model (--vad-model, else hark's own) into *vad (NULL
  * without --vad); prints the error and returns -1 when it cannot. */
 int cli_load_vad(const cli_options *o, hark_vad **vad);
+/* The model named by the options and, with --vad, the VAD model into *vad (else
+ * NULL); prints the error and returns NULL (nothing left loaded) when either fails. */
+hark_model *cli_load_models(const cli_options *o, hark_vad **vad);
 /* Loads the model named by the options; prints the error and returns NULL. */
 hark_model *cli_load_model(const cli_options *o);
 /* Transcribes files and directories; returns the exit status. */

@@ -595,13 +595,9 @@ static void run_workers(worker_arg *w, int n)
 static int run(batch *b)
 {
     hark_vad *vad;
-    if (cli_load_vad(b->o, &vad))
+    hark_model *model = cli_load_models(b->o, &vad);
+    if (!model)
         return 1;
-    hark_model *model = cli_load_model(b->o);
-    if (!model) {
-        hark_vad_free(vad);
-        return 1;
-    }
     b->model = model;
     int n = b->o->jobs < (int)b->n ? b->o->jobs : (int)b->n, made = 0;
     worker_arg *w = calloc((size_t)n, sizeof *w);

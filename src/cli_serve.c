@@ -427,11 +427,9 @@ int cli_serve_main(int argc, char **argv)
         return rc < 0 ? 0 : rc; /* -1: --help */
     s.max_body = (size_t)s.max_upload_mb << 20;
     cli_default_threads(&s.o);
-    hark_vad *vad = NULL;
-    if (cli_load_vad(&s.o, &vad) || !(s.model = cli_load_model(&s.o))) {
-        hark_vad_free(vad);
+    hark_vad *vad;
+    if (!(s.model = cli_load_models(&s.o, &vad)))
         return 1;
-    }
     s.params = s.o.params;
     s.params.vad = vad;
     s.listener = listen_on(&s);

@@ -383,14 +383,13 @@ static int run_cases(const test_options *o, test_run *run)
 {
     hark_params params = o->cli.params;
     hark_vad *vad;
-    if (cli_load_vad(&o->cli, &vad))
+    hark_model *model = cli_load_models(&o->cli, &vad);
+    if (!model)
         return -1;
-    hark_model *model = cli_load_model(&o->cli);
     params.vad = vad;
-    hark_context *ctx = model ? hark_context_new(model, &params) : NULL;
+    hark_context *ctx = hark_context_new(model, &params);
     if (!ctx) {
-        if (model)
-            fprintf(stderr, "hark: test: cannot create a transcription context\n");
+        fprintf(stderr, "hark: test: cannot create a transcription context\n");
         hark_model_free(model);
         hark_vad_free(vad);
         return -1;
