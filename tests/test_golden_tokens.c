@@ -71,7 +71,7 @@ static void test_beam_search(void)
     hark_model *m = hark_model_load(cJSON_GetObjectItem(ref, "model")->valuestring, err, sizeof err);
     CHECK(m != NULL, "%s", err);
     hark_cross cross;
-    int windows = 0, agree = 0, ts_ties = 0, without_ts = 0;
+    int windows = 0, tried = 0, agree = 0, ts_ties = 0, without_ts = 0, stride = check_stride();
     if (m)
         hark_cross_init(&cross, m);
     for (cJSON *w = cJSON_GetObjectItem(ref, "windows")->child; m && w; w = w->next, windows++) {
@@ -80,6 +80,9 @@ static void test_beam_search(void)
         snprintf(path, sizeof path, "samples/%.*s", (int)strcspn(w->string, "@"), w->string);
         const cJSON *seek = cJSON_GetObjectItem(w, "seek");
         without_ts += cJSON_IsFalse(cJSON_GetObjectItem(w, "timestamps"));
+        if (windows % stride)
+            continue;
+        tried++;
         test_mel t;
         if (test_file_mel(m, path, &t) == 0) {
             test_encode_window(m, &t, seek ? seek->valueint : 0, &cross);
@@ -87,7 +90,8 @@ static void test_beam_search(void)
         }
         free(t.mel);
     }
-    printf("%d of %d sample windows: identical beam-search tokens in hark and PyTorch\n", agree, windows);
+    printf("%d of %d sample windows (%d listed): identical beam-search tokens in hark and PyTorch\n",
+           agree, tried, windows);
     CHECK(windows - without_ts >= 16 && without_ts >= 10, "%d sample windows, %d without timestamps",
           windows, without_ts);
     CHECK(ts_ties <= 1, "%d windows with a timestamp tie", ts_ties);
@@ -116,8 +120,10 @@ int main(void)
     p.timestamps = 0, p.beam_size = 1, p.n_temperatures = 1, p.condition_on_previous_text = 0;
     p.no_speech_threshold = 0; /* the reference does not skip silence */
     hark_context *c = m ? hark_context_new(m, &p) : NULL;
-    int clips = 0, agree = 0;
+    int clips = 0, tried = 0, agree = 0, stride = check_stride();
     for (cJSON *clip = cJSON_GetObjectItem(ref, "tokens")->child; c && clip; clip = clip->next) {
+        if (clips++ % stride)
+            continue;
         snprintf(path, sizeof path, "tests/golden/%s", clip->string);
         CHECK(hark_transcribe_file(c, path) == 0, "%s", hark_last_error(c));
         int same = hark_n_segments(c) <= 1, k = 0;
@@ -127,9 +133,10 @@ int main(void)
                 same &= t && hark_segment_token(c, s, j).id == t->valueint;
         same &= t == NULL && k == cJSON_GetArraySize(clip);
         CHECK(same, "%s: hark's greedy tokens differ from PyTorch's", clip->string);
-        clips++, agree += same;
+        tried++, agree += same;
     }
-    printf("%d of %d golden clips: identical greedy tokens in hark and PyTorch\n", agree, clips);
+    printf("%d of %d golden clips (%d listed): identical greedy tokens in hark and PyTorch\n", agree,
+           tried, clips);
     CHECK(clips == 40, "%d clips", clips);
     hark_context_free(c);
     hark_model_free(m);
