@@ -25,7 +25,7 @@ TESTS = $(TEST_SRC:tests/%.c=$(B)/tests/%)
 SAN_TESTS = $(TEST_SRC:tests/%.c=$(B)/san/tests/%)
 HDRS = $(wildcard include/*.h src/*.h tests/*.h)
 
-.PHONY: all deps test test-fast demo install clean fuzz
+.PHONY: all deps test test-build test-fast demo install clean fuzz
 all: $(B)/hark $(B)/libhark.a $(B)/libhark.so
 
 $(B)/obj/%.o: src/%.c $(HDRS)
@@ -57,15 +57,19 @@ deps:
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
 
-# Runs after deps so that pkg-config flags are read with the packages present.
+# Runs after deps so that pkg-config flags are read with the packages present; builds
+# on every core; the tests then run one at a time (hark serve's, for one, waits on its peers).
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 test: deps
-	@$(MAKE) --no-print-directory test-fast
+	@$(MAKE) --no-print-directory -j$(NPROC) test-build
+	@bash tests/run.sh
 
-test-fast: all $(TESTS) $(B)/san/hark $(SAN_TESTS)
+test-build: all $(TESTS) $(B)/san/hark $(SAN_TESTS)
+test-fast: test-build
 	@bash tests/run.sh
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@for f in samples/*.wav; do echo "== $$f"; ./$(B)/hark "$$f" || exit 1; done
 
 install: all
