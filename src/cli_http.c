@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "cli_http.h"
 
@@ -49,6 +50,8 @@ static const char *header(const char *head, const char *name, char *out, size_t 
         h += len + 1;
         while (*h == ' ' || *h == '\t')
             h++;
+        while (end > h && (end[-1] == ' ' || end[-1] == '\t'))
+            end--; /* the whitespace around a value is not part of it */
         size_t k = (size_t)(end - h) < n - 1 ? (size_t)(end - h) : n - 1;
         memcpy(out, h, k);
         out[k] = 0;
@@ -97,14 +100,12 @@ static int read_body(int fd, http_request *r, size_t have, char *why, size_t n)
     return 0;
 }
 
-int http_read_request(int fd, size_t max_body, http_request *r, char *why, size_t n)
+int http_read_head(int fd, size_t max_body, http_request *r, char *why, size_t n)
 {
-    size_t got;
-    char v[64];
     memset(r, 0, sizeof *r);
     if (!(r->head = malloc(MAX_HEAD + 1)))
         return refuse(503, why, n, "out of memory");
-    int rc = read_head(fd, r->head, &got, why, n);
+    int rc = read_head(fd, r->head, &r->head_read, why, n);
     if (!rc)
         rc = parse_request_line(r->head, r, why, n);
     if (!rc)
@@ -112,17 +113,62 @@ int http_read_request(int fd, size_t max_body, http_request *r, char *why, size_
     if (rc)
         return rc;
     header(r->head, "Content-Type", r->content_type, sizeof r->content_type);
-    char *start = strstr(r->head, "\r\n\r\n") + 4;
-    size_t have = got - (size_t)(start - r->head);
-    if (have > r->body_len)
-        have = r->body_len; /* a pipelined request after it: not read */
+    header(r->head, "Authorization", r->authorization, sizeof r->authorization);
+    return 0;
+}
+
+/* How much of the body came with the head (a pipelined request after it: not counted). */
+static size_t body_in_head(const http_request *r)
+{
+    const char *start = strstr(r->head, "\r\n\r\n") + 4;
+    size_t have = r->head_read - (size_t)(start - r->head);
+    return have < r->body_len ? have : r->body_len;
+}
+
+static int waits_for_continue(const http_request *r)
+{
+    char v[64];
+    return header(r->head, "Expect", v, sizeof v) && strcasecmp(v, "100-continue") == 0;
+}
+
+int http_read_body(int fd, http_request *r, char *why, size_t n)
+{
+    size_t have = body_in_head(r);
     if (!(r->body = malloc(r->body_len + 1)))
         return refuse(413, why, n, "no memory for a body that large");
-    memcpy(r->body, start, have);
-    if (have < r->body_len && header(r->head, "Expect", v, sizeof v) &&
-        strcasecmp(v, "100-continue") == 0)
+    memcpy(r->body, strstr(r->head, "\r\n\r\n") + 4, have);
+    if (have < r->body_len && waits_for_continue(r))
         send(fd, "HTTP/1.1 100 Continue\r\n\r\n", 25, MSG_NOSIGNAL);
     return read_body(fd, r, have, why, n);
+}
+
+int http_read_request(int fd, size_t max_body, http_request *r, char *why, size_t n)
+{
+    int rc = http_read_head(fd, max_body, r, why, n);
+    return rc ? rc : http_read_body(fd, r, why, n);
+}
+
+/* Closing a connection with bytes unread resets it, and a reset drops what is
+ * still unsent of the answer: over a slow link the peer would see the reset and
+ * not the answer.  So the body is read and dropped first (nginx's and Apache's
+ * "lingering close"), for at most 10 s and with 2 s allowed between reads: a
+ * peer refused does not hold the worker longer. */
+void http_discard_body(int fd, const http_request *r)
+{
+    char sink[16384];
+    if (!r->head || waits_for_continue(r))
+        return;
+    struct timeval gap = {2, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &gap, sizeof gap);
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (size_t left = r->body_len - body_in_head(r); left > 0;) {
+        ssize_t k = recv(fd, sink, left < sizeof sink ? left : sizeof sink, 0);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (k <= 0 || t.tv_sec - t0.tv_sec >= 10)
+            return;
+        left -= (size_t)k;
+    }
 }
 
 void http_request_free(http_request *r)
@@ -137,6 +183,7 @@ static const char *reason_phrase(int status)
     switch (status) {
     case 200: return "OK";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
@@ -153,11 +200,12 @@ static const char *reason_phrase(int status)
 
 void http_respond(int fd, int status, const char *content_type, const char *body, size_t len)
 {
-    char head[256];
+    char head[320];
     int k = snprintf(head, sizeof head,
-                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
                      "Connection: close\r\n\r\n",
-                     status, reason_phrase(status), content_type, len);
+                     status, reason_phrase(status), content_type, len,
+                     status == 401 ? "WWW-Authenticate: Bearer\r\n" : "");
     send(fd, head, (size_t)k, MSG_NOSIGNAL);
     for (size_t at = 0; at < len;) {
         ssize_t sent = send(fd, body + at, len - at, MSG_NOSIGNAL);

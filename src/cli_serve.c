@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,8 +34,12 @@ static const char SERVE_USAGE[] =
     "  --port N             port (default 8080; 0: any free one, printed)\n"
     "  --max-upload-mb N    larger bodies are refused with 413 (default 256)\n"
     "  -j, --jobs N         requests served at once (default 1)\n"
+    "  --api-key KEY        transcription needs \"Authorization: Bearer KEY\" (repeatable)\n"
+    "  --api-key-file FILE  the keys in FILE, one a line (kept out of the process list)\n"
     "  the model and decoding options of hark --help (-m, -t, --vad, --beam-size...) hold\n"
     "  for every request\n";
+
+enum { MAX_KEYS = 16, MAX_KEY_LEN = 256 };
 
 typedef struct server {
     cli_options o;
@@ -43,6 +48,8 @@ typedef struct server {
     size_t max_body;
     hark_model *model;
     hark_params params;
+    char *keys[MAX_KEYS]; /* API keys; none: no authentication */
+    int n_keys;
 } server;
 
 /* An error as OpenAI's API words one: {"error": {"message": ..., "type": ...}}. */
@@ -51,6 +58,8 @@ static void respond_error(int fd, int status, const char *message)
     cJSON *root = cJSON_CreateObject(), *err = cJSON_AddObjectToObject(root, "error");
     cJSON_AddStringToObject(err, "message", message);
     cJSON_AddStringToObject(err, "type", status >= 500 ? "server_error" : "invalid_request_error");
+    if (status == 401)
+        cJSON_AddStringToObject(err, "code", "invalid_api_key");
     char *body = cJSON_PrintUnformatted(root);
     const char *text = body ? body : "{\"error\":{\"message\":\"out of memory\"}}";
     http_respond(fd, status, "application/json", text, strlen(text));
@@ -260,10 +269,45 @@ static int transcribe(const server *s, int fd, const http_request *r)
     return status;
 }
 
+static int is_transcription(const http_request *r)
+{
+    return !strcmp(r->path, "/inference") || !strcmp(r->path, "/v1/audio/transcriptions");
+}
+
+/* a == b, in a time that tells nothing of where they first differ. */
+static int same_secret(const char *a, const char *b)
+{
+    size_t n = strlen(a);
+    if (n != strlen(b))
+        return 0;
+    unsigned char diff = 0;
+    for (size_t i = 0; i < n; i++)
+        diff |= (unsigned char)(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+/* NULL when the request may go on: no keys, an endpoint that needs none (the
+ * others answer 404, 405 or /health's status), or "Bearer KEY" with one of the
+ * keys; else why not. */
+static const char *unauthorized(const server *s, const http_request *r)
+{
+    if (!s->n_keys || !is_transcription(r) || !strcmp(r->method, "GET"))
+        return NULL;
+    const char *v = r->authorization;
+    if (!*v)
+        return "no API key: send it as Authorization: Bearer KEY";
+    int match = 0;
+    if (!strncasecmp(v, "Bearer ", 7)) {
+        v += 7 + strspn(v + 7, " ");
+        for (int i = 0; i < s->n_keys; i++)
+            match |= same_secret(v, s->keys[i]); /* every key compared */
+    }
+    return match ? NULL : "incorrect API key";
+}
+
 static int route(const server *s, int fd, const http_request *r)
 {
-    int transcription = !strcmp(r->path, "/inference") ||
-                        !strcmp(r->path, "/v1/audio/transcriptions");
+    int transcription = is_transcription(r);
     int health = !strcmp(r->path, "/health");
     if (health && !strcmp(r->method, "GET")) {
         http_respond(fd, 200, "application/json", "{\"status\":\"ok\"}", 15);
@@ -296,8 +340,12 @@ static void serve_one(const server *s, int fd)
     char why[200];
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int status = http_read_request(fd, s->max_body, &r, why, sizeof why);
-    if (status)
+    int status = http_read_head(fd, s->max_body, &r, why, sizeof why);
+    const char *denied = status ? NULL : unauthorized(s, &r);
+    if (denied) { /* refused before its body is stored */
+        respond_error(fd, status = 401, denied);
+        http_discard_body(fd, &r);
+    } else if (status || (status = http_read_body(fd, &r, why, sizeof why)))
         respond_error(fd, status, why);
     else
         status = route(s, fd, &r);
@@ -387,6 +435,49 @@ static int *int_option(server *s, const char *a, int *lo, int *hi)
     return NULL;
 }
 
+/* Adds an API key: printable ASCII without spaces, as a header carries it whole. */
+static int add_key(server *s, const char *key, const char *from)
+{
+    size_t n = strlen(key);
+    for (size_t i = 0; i < n; i++)
+        if (key[i] <= ' ' || key[i] > '~')
+            n = 0;
+    if (n == 0 || n > MAX_KEY_LEN || s->n_keys == MAX_KEYS) {
+        fprintf(stderr, "hark: serve: %s: %s\n", from,
+                s->n_keys == MAX_KEYS ? "more than 16 API keys"
+                                      : "an API key is 1 to 256 printable characters, no spaces");
+        return -1;
+    }
+    return (s->keys[s->n_keys++] = strdup(key)) ? 0 : -1;
+}
+
+/* The keys in a file, one a line (surrounding spaces and blank lines ignored). */
+static int add_key_file(server *s, const char *path)
+{
+    char *text, *save = NULL;
+    size_t size;
+    hark_error e;
+    if (hark_read_file(path, &text, &size, &e)) {
+        fprintf(stderr, "hark: %s\n", e.msg);
+        return -1;
+    }
+    int before = s->n_keys, rc = 0;
+    for (char *line = strtok_r(text, "\r\n", &save); line && !rc; line = strtok_r(NULL, "\r\n", &save)) {
+        line += strspn(line, " \t");
+        size_t n = strlen(line);
+        while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+            line[--n] = 0;
+        if (n)
+            rc = add_key(s, line, path);
+    }
+    free(text);
+    if (!rc && s->n_keys == before) {
+        fprintf(stderr, "hark: %s: no API key in it\n", path);
+        rc = -1;
+    }
+    return rc;
+}
+
 /* hark serve's own options; the rest are transcription's (cli_parse_common). */
 static int parse(server *s, int argc, char **argv)
 {
@@ -399,6 +490,15 @@ static int parse(server *s, int argc, char **argv)
         int lo, hi, *number = v ? int_option(s, a, &lo, &hi) : NULL;
         if (v && !strcmp(a, "--host"))
             s->host = v, i++;
+        else if (v && !strcmp(a, "--api-key")) {
+            if (add_key(s, v, "--api-key"))
+                return 2;
+            i++;
+        } else if (v && !strcmp(a, "--api-key-file")) {
+            if (add_key_file(s, v))
+                return 1;
+            i++;
+        }
         else if (number) {
             if (cli_int_arg(v, lo, hi, number)) {
                 fprintf(stderr, "hark: bad value for %s: %s (see hark --help)\n", a, v);
@@ -418,26 +518,39 @@ static int parse(server *s, int argc, char **argv)
     return 0;
 }
 
+static void free_keys(server *s)
+{
+    for (int i = 0; i < s->n_keys; i++)
+        free(s->keys[i]);
+    s->n_keys = 0;
+}
+
 int cli_serve_main(int argc, char **argv)
 {
     server s = {.host = "127.0.0.1", .port = 8080, .max_upload_mb = 256};
     cli_default_options(&s.o);
     int rc = parse(&s, argc, argv);
-    if (rc)
+    if (rc) {
+        free_keys(&s);
         return rc < 0 ? 0 : rc; /* -1: --help */
+    }
     s.max_body = (size_t)s.max_upload_mb << 20;
     cli_default_threads(&s.o);
     hark_vad *vad;
-    if (!(s.model = cli_load_models(&s.o, &vad)))
-        return 1;
-    s.params = s.o.params;
-    s.params.vad = vad;
-    s.listener = listen_on(&s);
+    s.listener = -1;
+    if ((s.model = cli_load_models(&s.o, &vad))) {
+        s.params = s.o.params;
+        s.params.vad = vad;
+        s.listener = listen_on(&s);
+    }
     if (s.listener >= 0) {
         serve(&s);
         close(s.listener);
     }
-    hark_model_free(s.model);
-    hark_vad_free(vad);
+    if (s.model) {
+        hark_model_free(s.model);
+        hark_vad_free(vad);
+    }
+    free_keys(&s);
     return s.listener >= 0 ? 0 : 1;
 }

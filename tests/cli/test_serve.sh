@@ -89,6 +89,46 @@ exec 4<&-
 kill -TERM $pid2; wait $pid2; expect_eq "-j 2: SIGTERM" $? 0
 grep -q 'Sanitizer' "$TMP/log2" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log2" | head)" || ok
 
+# --api-key / --api-key-file: transcription needs "Authorization: Bearer KEY" with one of
+# the keys (401 and OpenAI's invalid_api_key error otherwise, refused before the body is
+# stored, and answered whole: a body sent without waiting for 100 Continue is read and
+# dropped); /health and the 404s need none
+printf '  k-file-1  \n\n\tk-file-2\r\n' >"$TMP/keys"
+"$HARK" serve --port 0 --api-key k-arg --api-key-file "$TMP/keys" 2>"$TMP/log3" &
+pid3=$!
+for _ in $(seq 100); do grep -q 'listening on' "$TMP/log3" && break; sleep 0.1; done
+URL3=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/log3")
+want_text="200:{\"text\":$(grep -o '^{"text":"[^"]*"' "$TMP/cli.json" | cut -c9-)}"
+for auth in "Bearer k-arg" "Bearer k-file-1" "bearer   k-file-2 "; do
+    expect_eq "key [$auth]" "$(post -H "Authorization: $auth" -F file=@$S1 "$URL3/inference"):$(cat "$TMP/body")" "$want_text"
+done
+denied() { # WHAT MESSAGE curl-args...
+    local what=$1 msg=$2; shift 2
+    expect_eq "$what" "$(post "$@"):$(cat "$TMP/body")" \
+        "401:{\"error\":{\"message\":\"$msg\",\"type\":\"invalid_request_error\",\"code\":\"invalid_api_key\"}}"
+}
+denied "no key" "no API key: send it as Authorization: Bearer KEY" -F file=@$S1 "$URL3/inference"
+denied "a wrong key" "incorrect API key" -H "Authorization: Bearer k-arg2" -F file=@$S1 "$URL3/v1/audio/transcriptions"
+denied "a key's prefix" "incorrect API key" -H "Authorization: Bearer k-ar" -F file=@$S1 "$URL3/inference"
+denied "another scheme" "incorrect API key" -H "Authorization: Basic k-arg" -F file=@$S1 "$URL3/inference"
+head -c 900000 /dev/urandom >"$TMP/big.bin"
+denied "a 900 kB body, no 100-continue" "incorrect API key" -H "Expect:" -H "Authorization: Bearer x" \
+    -F file=@"$TMP/big.bin" "$URL3/inference"
+expect_eq "a 401 says WWW-Authenticate" "$(curl -s -D - -o /dev/null -F file=@$S1 "$URL3/inference" |
+    grep -i '^www-authenticate' | tr -d '\r')" "WWW-Authenticate: Bearer"
+expect_eq "/health without a key" "$(post "$URL3/health")" 200
+expect_eq "a 404 without a key" "$(post "$URL3/nope")" 404
+expect_eq "no key in the log" "$(grep -c 'k-arg\|k-file' "$TMP/log3")" 0
+kill -TERM $pid3; wait $pid3; expect_eq "--api-key: SIGTERM" $? 0
+grep -q 'Sanitizer' "$TMP/log3" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log3" | head)" || ok
+"$HARK" serve --api-key "a key" 2>"$TMP/err"; expect_eq "--api-key with a space" "$?:$(cat "$TMP/err")" \
+    "2:hark: serve: --api-key: an API key is 1 to 256 printable characters, no spaces"
+printf '\n  \n' >"$TMP/nokeys"
+"$HARK" serve --api-key-file "$TMP/nokeys" 2>"$TMP/err"; expect_eq "a key file without keys" "$?:$(cat "$TMP/err")" \
+    "1:hark: $TMP/nokeys: no API key in it"
+"$HARK" serve --api-key-file "$TMP/absent" 2>"$TMP/err"; expect_eq "no key file" "$?:$(cat "$TMP/err")" \
+    "1:hark: $TMP/absent: No such file or directory"
+
 # a port in use (this server's), a bad host or port
 "$HARK" serve --port "${URL##*:}" 2>"$TMP/err"; expect_eq "a port in use" "$?:$(cat "$TMP/err")" \
     "1:hark: serve: cannot listen on 127.0.0.1:${URL##*:} (Address already in use)"
