@@ -20,15 +20,46 @@ static int refuse(int status, char *why, size_t n, const char *reason)
     return status;
 }
 
-/* Reads until the blank line that ends the head; *got: bytes read in all. */
-static int read_head(int fd, char *buf, size_t *got, char *why, size_t n)
+/* Sets the socket's next wait to what is left of deadline_s seconds after t0,
+ * at most gap_s; 0 when nothing is left. */
+static int wait_left(int fd, const struct timespec *t0, double deadline_s, int gap_s)
 {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    double left = deadline_s - (double)(t.tv_sec - t0->tv_sec) - (t.tv_nsec - t0->tv_nsec) / 1e9;
+    if (left <= 0)
+        return 0;
+    if (left > gap_s)
+        left = gap_s;
+    struct timeval tv = {(time_t)left, (suseconds_t)((left - (double)(time_t)left) * 1e6)};
+    if (!tv.tv_sec && !tv.tv_usec)
+        tv.tv_usec = 1; /* 0 would mean no limit */
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return 1;
+}
+
+static int timed_out(ssize_t k)
+{
+    return k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/* Reads until the blank line that ends the head, all of it within timeout_s
+ * (a peer that sends it a byte at a time holds a worker no longer); *got:
+ * bytes read in all. */
+static int read_head(int fd, char *buf, size_t *got, int timeout_s, char *why, size_t n)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     *got = 0;
     while (*got < MAX_HEAD) {
-        ssize_t k = recv(fd, buf + *got, MAX_HEAD - *got, 0);
+        ssize_t k = wait_left(fd, &t0, timeout_s, timeout_s)
+                        ? recv(fd, buf + *got, MAX_HEAD - *got, 0) : (errno = EAGAIN, -1);
+        if (timed_out(k)) {
+            snprintf(why, n, "the request head did not arrive within %d s", timeout_s);
+            return 408;
+        }
         if (k <= 0)
-            return refuse(k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 408 : 400, why, n,
-                          "the request ended before its head did");
+            return refuse(400, why, n, "the request ended before its head did");
         *got += (size_t)k;
         buf[*got] = 0;
         if (strstr(buf, "\r\n\r\n"))
@@ -88,28 +119,40 @@ static int body_length(const char *head, size_t max, size_t *len, char *why, siz
     return 0;
 }
 
+/* The body, at 1 kB/s on average once timeout_s has passed, with no gap longer
+ * than timeout_s: a link that slow still sends 256 MB, a peer that drips holds
+ * its worker no longer than its bytes pay for. */
 static int read_body(int fd, http_request *r, size_t have, char *why, size_t n)
 {
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     while (have < r->body_len) {
-        ssize_t k = recv(fd, r->body + have, r->body_len - have, 0);
+        double deadline = r->timeout_s + (double)have / 1024;
+        ssize_t k = wait_left(fd, &t0, deadline, r->timeout_s)
+                        ? recv(fd, r->body + have, r->body_len - have, 0) : (errno = EAGAIN, -1);
+        if (timed_out(k)) {
+            snprintf(why, n, "the body came too slowly (under 1 kB/s, or %d s without a byte)",
+                     r->timeout_s);
+            return 408;
+        }
         if (k <= 0)
-            return refuse(k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 408 : 400, why, n,
-                          "the body ended before its Content-Length");
+            return refuse(400, why, n, "the body ended before its Content-Length");
         have += (size_t)k;
     }
     return 0;
 }
 
-int http_read_head(int fd, size_t max_body, http_request *r, char *why, size_t n)
+int http_read_head(int fd, const http_limits *lim, http_request *r, char *why, size_t n)
 {
     memset(r, 0, sizeof *r);
+    r->timeout_s = lim->timeout_s;
     if (!(r->head = malloc(MAX_HEAD + 1)))
         return refuse(503, why, n, "out of memory");
-    int rc = read_head(fd, r->head, &r->head_read, why, n);
+    int rc = read_head(fd, r->head, &r->head_read, lim->timeout_s, why, n);
     if (!rc)
         rc = parse_request_line(r->head, r, why, n);
     if (!rc)
-        rc = body_length(r->head, max_body, &r->body_len, why, n);
+        rc = body_length(r->head, lim->max_body, &r->body_len, why, n);
     if (rc)
         return rc;
     header(r->head, "Content-Type", r->content_type, sizeof r->content_type);
@@ -142,33 +185,26 @@ int http_read_body(int fd, http_request *r, char *why, size_t n)
     return read_body(fd, r, have, why, n);
 }
 
-int http_read_request(int fd, size_t max_body, http_request *r, char *why, size_t n)
+int http_read_request(int fd, const http_limits *lim, http_request *r, char *why, size_t n)
 {
-    int rc = http_read_head(fd, max_body, r, why, n);
+    int rc = http_read_head(fd, lim, r, why, n);
     return rc ? rc : http_read_body(fd, r, why, n);
 }
 
 /* Closing a connection with bytes unread resets it, and a reset drops what is
- * still unsent of the answer: over a slow link the peer would see the reset and
- * not the answer.  So the body is read and dropped first (nginx's and Apache's
- * "lingering close"), for at most 10 s and with 2 s allowed between reads: a
- * peer refused does not hold the worker longer. */
-void http_discard_body(int fd, const http_request *r)
+ * still unsent of the answer: a peer refused while it sends its body (411, 413,
+ * 401) would see the reset and not the answer.  So the answer is followed by
+ * our end of the connection, and what the peer still sends is read and dropped
+ * until it closes its end (nginx's and Apache's "lingering close"): for at most
+ * 10 s, and 2 s without a byte. */
+void http_linger(int fd)
 {
     char sink[16384];
-    if (!r->head || waits_for_continue(r))
-        return;
-    struct timeval gap = {2, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &gap, sizeof gap);
-    struct timespec t0, t;
+    struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (size_t left = r->body_len - body_in_head(r); left > 0;) {
-        ssize_t k = recv(fd, sink, left < sizeof sink ? left : sizeof sink, 0);
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if (k <= 0 || t.tv_sec - t0.tv_sec >= 10)
-            return;
-        left -= (size_t)k;
-    }
+    shutdown(fd, SHUT_WR);
+    while (wait_left(fd, &t0, 10, 2) && recv(fd, sink, sizeof sink, 0) > 0)
+        ;
 }
 
 void http_request_free(http_request *r)

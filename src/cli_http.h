@@ -14,20 +14,26 @@ typedef struct http_request {
     size_t head_read;      /* how many */
     char *body;            /* Content-Length bytes */
     size_t body_len;
+    int timeout_s;         /* http_limits's, for the body */
 } http_request;
 
-/* Reads a request from fd, its body at most max_body bytes (answering
- * "Expect: 100-continue").  Returns 0, or the HTTP status to refuse it with
- * (400, 408, 411, 413, 431, 501, 505), the reason in why. */
-int http_read_request(int fd, size_t max_body, http_request *r, char *why, size_t n);
+typedef struct http_limits {
+    size_t max_body; /* a larger Content-Length is refused (413) */
+    int timeout_s;   /* the head within it, the body at 1 kB/s after it, no gap longer (408) */
+} http_limits;
+
+/* Reads a request from fd within lim (answering "Expect: 100-continue").
+ * Returns 0, or the HTTP status to refuse it with (400, 408, 411, 413, 431,
+ * 501, 505), the reason in why. */
+int http_read_request(int fd, const http_limits *lim, http_request *r, char *why, size_t n);
 /* The same in two steps: the head (its checks of the body's length included),
  * then, if the request is to be served, the body. */
-int http_read_head(int fd, size_t max_body, http_request *r, char *why, size_t n);
+int http_read_head(int fd, const http_limits *lim, http_request *r, char *why, size_t n);
 int http_read_body(int fd, http_request *r, char *why, size_t n);
-/* For a request refused after its head: reads and drops the body the peer is
- * sending (unless it waits for "100 Continue"; for 10 s at most), so that closing
- * the connection with its bytes unread does not reset it before the answer is out. */
-void http_discard_body(int fd, const http_request *r);
+/* Before closing a connection: ends our side and reads and drops what the peer
+ * still sends (a body refused: 10 s at most), so that the close does not reset
+ * the connection before the peer has the answer. */
+void http_linger(int fd);
 void http_request_free(http_request *r);
 /* Sends a whole response and closes nothing (a 401 says "WWW-Authenticate: Bearer"). */
 void http_respond(int fd, int status, const char *content_type, const char *body, size_t len);

@@ -34,6 +34,8 @@ static const char SERVE_USAGE[] =
     "  --port N             port (default 8080; 0: any free one, printed)\n"
     "  --max-upload-mb N    larger bodies are refused with 413 (default 256)\n"
     "  -j, --jobs N         requests served at once (default 1)\n"
+    "  --timeout N          a request's head within N s, its body at 1 kB/s after N s,\n"
+    "                       and no N s without a byte (408 otherwise; default 30)\n"
     "  --api-key KEY        transcription needs \"Authorization: Bearer KEY\" (repeatable)\n"
     "  --api-key-file FILE  the keys in FILE, one a line (kept out of the process list)\n"
     "  the model and decoding options of hark --help (-m, -t, --vad, --beam-size...) hold\n"
@@ -45,7 +47,7 @@ typedef struct server {
     cli_options o;
     const char *host;
     int port, listener, max_upload_mb;
-    size_t max_body;
+    http_limits limits;
     hark_model *model;
     hark_params params;
     char *keys[MAX_KEYS]; /* API keys; none: no authentication */
@@ -333,19 +335,17 @@ static void printable(char *text)
 /* One connection: a request, its answer, a line on stderr. */
 static void serve_one(const server *s, int fd)
 {
-    struct timeval limit = {30, 0}; /* a peer that stops sending is dropped */
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    struct timeval limit = {s->limits.timeout_s, 0}; /* a peer that stops reading is dropped */
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
     http_request r;
     char why[200];
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int status = http_read_head(fd, s->max_body, &r, why, sizeof why);
+    int status = http_read_head(fd, &s->limits, &r, why, sizeof why);
     const char *denied = status ? NULL : unauthorized(s, &r);
-    if (denied) { /* refused before its body is stored */
+    if (denied) /* refused before its body is stored */
         respond_error(fd, status = 401, denied);
-        http_discard_body(fd, &r);
-    } else if (status || (status = http_read_body(fd, &r, why, sizeof why)))
+    else if (status || (status = http_read_body(fd, &r, why, sizeof why)))
         respond_error(fd, status, why);
     else
         status = route(s, fd, &r);
@@ -396,6 +396,7 @@ static void *accept_loop(void *arg)
             continue;
         }
         serve_one(s, fd);
+        http_linger(fd);
         close(fd);
     }
 }
@@ -432,6 +433,8 @@ static int *int_option(server *s, const char *a, int *lo, int *hi)
         return *lo = 0, *hi = 65535, &s->port;
     if (!strcmp(a, "--max-upload-mb"))
         return *lo = 1, *hi = 4096, &s->max_upload_mb;
+    if (!strcmp(a, "--timeout"))
+        return *lo = 1, *hi = 3600, &s->limits.timeout_s;
     return NULL;
 }
 
@@ -527,14 +530,14 @@ static void free_keys(server *s)
 
 int cli_serve_main(int argc, char **argv)
 {
-    server s = {.host = "127.0.0.1", .port = 8080, .max_upload_mb = 256};
+    server s = {.host = "127.0.0.1", .port = 8080, .max_upload_mb = 256, .limits.timeout_s = 30};
     cli_default_options(&s.o);
     int rc = parse(&s, argc, argv);
     if (rc) {
         free_keys(&s);
         return rc < 0 ? 0 : rc; /* -1: --help */
     }
-    s.max_body = (size_t)s.max_upload_mb << 20;
+    s.limits.max_body = (size_t)s.max_upload_mb << 20;
     cli_default_threads(&s.o);
     hark_vad *vad;
     s.listener = -1;

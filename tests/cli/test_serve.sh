@@ -94,7 +94,7 @@ grep -q 'Sanitizer' "$TMP/log2" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/lo
 # stored, and answered whole: a body sent without waiting for 100 Continue is read and
 # dropped); /health and the 404s need none
 printf '  k-file-1  \n\n\tk-file-2\r\n' >"$TMP/keys"
-"$HARK" serve --port 0 --api-key k-arg --api-key-file "$TMP/keys" 2>"$TMP/log3" &
+"$HARK" serve --port 0 --timeout 2 --api-key k-arg --api-key-file "$TMP/keys" 2>"$TMP/log3" &
 pid3=$!
 for _ in $(seq 100); do grep -q 'listening on' "$TMP/log3" && break; sleep 0.1; done
 URL3=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/log3")
@@ -119,6 +119,29 @@ expect_eq "a 401 says WWW-Authenticate" "$(curl -s -D - -o /dev/null -F file=@$S
 expect_eq "/health without a key" "$(post "$URL3/health")" 200
 expect_eq "a 404 without a key" "$(post "$URL3/nope")" 404
 expect_eq "no key in the log" "$(grep -c 'k-arg\|k-file' "$TMP/log3")" 0
+# --timeout 2: a silent peer, a head sent a line every 0.5 s, a body that stops, and one
+# that drips at 300 B/s (its 1 kB/s owed after 2 s) are each answered 408 within 4 s
+slow() { # WHAT MESSAGE SENDER: the sender's bytes go to the server as they come
+    local what=$1 msg=$2 t0=$SECONDS; shift 2
+    exec 3<>"/dev/tcp/127.0.0.1/${URL3##*:}"
+    "$@" >&3 2>/dev/null &
+    # the reader notes when the status line came: the lingering close may take longer
+    local sender=$! answer=$(timeout 12 bash -c 'IFS= read -r l; echo "$SECONDS s"; echo "$l"; cat' <&3 |
+        tr -d '\r' | sed -n '1p;2p;$p' | tr '\n' '|')
+    exec 3<&-; wait $sender
+    expect_eq "$what" "${answer#*|}" \
+        "HTTP/1.1 408 Request Timeout|{\"error\":{\"message\":\"$msg\",\"type\":\"invalid_request_error\"}}"
+    [ "${answer%% s|*}" -le 4 ] && ok || bad "$what: answered after ${answer%%|*}"
+}
+drip_head() { printf 'GET /health HTTP/1.1\r\n'; for i in $(seq 12); do sleep 0.5; printf 'X-%d: 1\r\n' $i; done; }
+drip_body() { printf 'POST /inference HTTP/1.1\r\nAuthorization: Bearer k-arg\r\nContent-Length: 100000\r\n\r\n'
+              for i in $(seq 40); do head -c 30 /dev/zero; sleep 0.1; done; }
+stall_body() { printf 'POST /inference HTTP/1.1\r\nAuthorization: Bearer k-arg\r\nContent-Length: 100000\r\n\r\n'; head -c 5000 /dev/zero; sleep 5; }
+slow "a silent peer" "the request head did not arrive within 2 s" sleep 5
+slow "a dripped head" "the request head did not arrive within 2 s" drip_head
+slow "a stalled body" "the body came too slowly (under 1 kB/s, or 2 s without a byte)" stall_body
+slow "a dripped body" "the body came too slowly (under 1 kB/s, or 2 s without a byte)" drip_body
+expect_eq "after the slow peers" "$(post "$URL3/health")" 200
 kill -TERM $pid3; wait $pid3; expect_eq "--api-key: SIGTERM" $? 0
 grep -q 'Sanitizer' "$TMP/log3" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log3" | head)" || ok
 "$HARK" serve --api-key "a key" 2>"$TMP/err"; expect_eq "--api-key with a space" "$?:$(cat "$TMP/err")" \
@@ -136,6 +159,8 @@ printf '\n  \n' >"$TMP/nokeys"
     "1:hark: serve: --host 1.2.3 is not an IPv4 address"
 "$HARK" serve --port 70000 2>"$TMP/err"; expect_eq "--port 70000" "$?:$(cat "$TMP/err")" \
     "2:hark: bad value for --port: 70000 (see hark --help)"
+"$HARK" serve --timeout 0 2>"$TMP/err"; expect_eq "--timeout 0" "$?:$(cat "$TMP/err")" \
+    "2:hark: bad value for --timeout: 0 (see hark --help)"
 "$HARK" serve --nope 2>"$TMP/err"; expect_eq "serve --nope" "$?:$(cat "$TMP/err")" \
     "2:hark: serve: unknown option --nope (see hark serve --help)"
 "$HARK" serve --help >"$TMP/help"; expect_eq "serve --help" "$?:$(head -c 17 "$TMP/help")" "0:usage: hark serve"
