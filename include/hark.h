@@ -45,7 +45,9 @@ typedef struct hark_params {
     int n_threads;          /* threads for the numeric kernels; default 1                 */
     int timestamps;         /* 1 (default): timestamp tokens, segments from their pairs  */
     int max_tokens;         /* tokens sampled per window; 0 = n_text_ctx / 2              */
-    const char *language;   /* multilingual models: a code ("de"), or NULL/"auto" to detect */
+    const char *language;   /* multilingual models: a code ("de") or openai's name ("German",
+                             * any case), or NULL/"auto" to detect; English-only models
+                             * take any and transcribe English, as openai's do */
     int translate;          /* task translate instead of transcribe (multilingual only)   */
     /* decoding, as openai/whisper's transcribe() */
     int beam_size;          /* beams at temperature 0; 0 or 1 = greedy (default 5)       */
@@ -138,6 +140,11 @@ int hark_model_n_mels(const hark_model *model);
 int hark_model_n_vocab(const hark_model *model);
 int hark_model_window_samples(const hark_model *model);
 int hark_model_is_multilingual(const hark_model *model);
+/* Whisper's 100 languages: the code of a code or of openai's name or alias of it,
+ * in any case ("German", "castilian": "de", "es"), and openai's lower-case name
+ * ("german"); NULL for none of them. */
+const char *hark_language_code(const char *code_or_name);
+const char *hark_language_name(const char *code_or_name);
 
 hark_context *hark_context_new(const hark_model *model, const hark_params *params);
 void hark_context_free(hark_context *ctx);

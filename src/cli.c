@@ -32,7 +32,8 @@ static const char USAGE[] =
     "  -m, --model PATH          Hugging Face Whisper directory or whisper.cpp .bin\n"
     "                            (default: $HARK_MODEL, else the model in models/)\n"
     "  -t, --threads N           threads per file (default: up to 4 cores; 1 with -j)\n"
-    "  -l, --language CODE       language of multilingual models, or auto (default)\n"
+    "  -l, --language CODE       language of multilingual models, a code or its name\n"
+    "                            (de, German), or auto (default)\n"
     "      --task TASK           transcribe (default) or translate\n"
     "      --detect-language     print the most likely languages and stop\n"
     "      --no-timestamps       no timestamp tokens: one segment per window\n"
@@ -277,6 +278,10 @@ hark_model *cli_load_model(const cli_options *o)
     hark_model *m = hark_model_load(path, err, sizeof err);
     if (!m)
         fprintf(stderr, "hark: %s\n", err);
+    const char *code = hark_language_code(o->params.language);
+    if (m && !hark_model_is_multilingual(m) && code && strcmp(code, "en"))
+        fprintf(stderr, "hark: warning: %s is an English-only model: it transcribes English, "
+                        "not %s\n", path, o->params.language);
     return m;
 }
 
@@ -522,8 +527,14 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
     }
     else if (!strcmp(name, "-t") || !strcmp(name, "--threads"))
         return cli_int_arg(v, 1, 256, &p->n_threads);
-    else if (!strcmp(name, "-l") || !strcmp(name, "--language"))
+    else if (!strcmp(name, "-l") || !strcmp(name, "--language")) {
+        if (strcmp(v, "auto") && !hark_language_code(v)) {
+            fprintf(stderr, "hark: -l %s: not a Whisper language: give a code (en, de, ...), its "
+                            "name (English, German, ...) or auto\n", v);
+            return -2;
+        }
         p->language = v;
+    }
     else if (!strcmp(name, "--task")) {
         if (strcmp(v, "transcribe") && strcmp(v, "translate"))
             return -1;

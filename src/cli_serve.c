@@ -156,13 +156,14 @@ static cJSON *api_segment(const hark_context *ctx, int i)
     return seg;
 }
 
-/* OpenAI's verbose_json: task, language (hark's code), duration, text, segments,
+/* OpenAI's verbose_json: task, language (its name, "english"), duration, text, segments,
  * and with word timing the words of all segments. */
 static char *verbose_json(const hark_context *ctx, int words)
 {
     cJSON *root = cJSON_CreateObject(), *segs = cJSON_CreateArray(), *w = cJSON_CreateArray();
     cJSON_AddStringToObject(root, "task", "transcribe");
-    cJSON_AddStringToObject(root, "language", hark_language(ctx));
+    const char *name = hark_language_name(hark_language(ctx));
+    cJSON_AddStringToObject(root, "language", name ? name : hark_language(ctx));
     cJSON_AddNumberToObject(root, "duration", hark_audio_seconds(ctx));
     cJSON_AddStringToObject(root, "text", hark_text(ctx));
     for (int i = 0; i < hark_n_segments(ctx); i++) {

@@ -258,7 +258,9 @@ void hark_vocab_default_specials(hark_vocab *v, int eot, int n_audio_ctx);
 char *hark_detokenize(const hark_vocab *v, const int *ids, int n);
 /* text -> ids with the byte-level BPE; returns count or negative; *ids malloc'd. */
 int hark_tokenize(const hark_vocab *v, const char *text, int **ids);
-const char *hark_lang_code(int index); /* "en", "zh", ... in token order */
+const char *hark_lang_code(int index); /* "en", "zh", ... in token order (langs.c) */
+/* The index of a code, or of openai's name or alias of a language (any case); -1: none. */
+int hark_lang_index(const char *code_or_name);
 const char *hark_token_bytes(const hark_vocab *v, int id, int *len);
 /* The text tokens whose whole bytes match the POSIX extended regular expression
  * pattern, into *ids (malloc'd, *n of them); HARK_ERR_ARG for a pattern regcomp

@@ -34,26 +34,16 @@ int hark_rank_languages(const hark_model *m, const float *mel_window, float *enc
     return rc;
 }
 
-static int language_index(const hark_model *m, const char *code)
-{
-    for (int i = 0; i < m->vocab.sp.n_langs; i++) {
-        const char *c = hark_lang_code(i);
-        if (c && strcmp(c, code) == 0)
-            return i;
-    }
-    return -1;
-}
-
 int hark_select_language(const hark_model *m, const hark_params *p, const float *mel_window,
                          float *enc, hark_cross *cross, char *code, size_t code_len,
                          int *lang_token, hark_error *e)
 {
     const char *want = p->language;
     if (want && *want && strcmp(want, "auto") != 0) {
-        int i = language_index(m, want);
-        if (i < 0)
+        int i = hark_lang_index(want); /* known to check_params */
+        if (i < 0 || i >= m->vocab.sp.n_langs)
             return hark_fail(e, HARK_ERR_ARG, "%s: the model has no language \"%s\"", m->path, want);
-        snprintf(code, code_len, "%s", want);
+        snprintf(code, code_len, "%s", hark_lang_code(i));
         *lang_token = m->vocab.sp.first_lang + i;
         return 0;
     }

@@ -61,21 +61,6 @@ int hark_vocab_set(hark_vocab *v, int id, const char *bytes, int len)
     return 0;
 }
 
-/* Whisper's language codes in token order (openai/whisper tokenizer.py). */
-static const char *const LANGS[] = {
-    "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt", "tr", "pl", "ca", "nl", "ar", "sv",
-    "it", "id", "hi", "fi", "vi", "he", "uk", "el", "ms", "cs", "ro", "da", "hu", "ta", "no",
-    "th", "ur", "hr", "bg", "lt", "la", "mi", "ml", "cy", "sk", "te", "fa", "lv", "bn", "sr",
-    "az", "sl", "kn", "et", "mk", "br", "eu", "is", "hy", "ne", "mn", "bs", "kk", "sq", "sw",
-    "gl", "mr", "pa", "si", "km", "sn", "yo", "so", "af", "oc", "ka", "be", "tg", "sd", "gu",
-    "am", "yi", "lo", "uz", "fo", "ht", "ps", "tk", "nn", "mt", "sa", "lb", "my", "bo", "tl",
-    "mg", "as", "tt", "haw", "ln", "ha", "ba", "jw", "su", "yue"};
-
-const char *hark_lang_code(int index)
-{
-    return index >= 0 && index < (int)(sizeof LANGS / sizeof LANGS[0]) ? LANGS[index] : NULL;
-}
-
 static int name_if_empty(hark_vocab *v, int id, const char *name)
 {
     if (id < 0 || id >= v->n_vocab || v->length[id] > 0)

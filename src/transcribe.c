@@ -547,6 +547,10 @@ static int check_params(const hark_model *m, const hark_params *p, hark_error *e
 {
     if (!m->vocab.multilingual && p->translate)
         return hark_fail(e, HARK_ERR_MODEL, "%s: an English-only model cannot translate", m->path);
+    if (p->language && *p->language && strcmp(p->language, "auto") &&
+        hark_lang_index(p->language) < 0)
+        return hark_fail(e, HARK_ERR_ARG, "unknown language \"%s\": a Whisper language code "
+                         "(en, de, ...) or its name (English, German, ...)", p->language);
     for (int i = 0; i < p->n_suppress_tokens && p->n_suppress_tokens <= HARK_MAX_SUPPRESS_TOKENS;
          i++)
         if (p->suppress_tokens[i] < -1 || p->suppress_tokens[i] >= m->hp.n_vocab)

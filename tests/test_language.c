@@ -94,6 +94,18 @@ static void test_selection(hark_model *m)
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
     CHECK(strcmp(hark_language(c), "de") == 0, "language %s", hark_language(c));
     hark_context_free(c);
+    p.language = "GERMAN"; /* openai's name, any case: the code */
+    c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
+    CHECK(strcmp(hark_language(c), "de") == 0, "language %s", hark_language(c));
+    hark_context_free(c);
+    p.language = "klingon";
+    c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") != 0, "klingon is no language");
+    CHECK(strcmp(hark_last_error(c), "tests/data/clip.wav: unknown language \"klingon\": a "
+                 "Whisper language code (en, de, ...) or its name (English, German, ...)") == 0,
+          "%s", hark_last_error(c));
+    hark_context_free(c);
     p.language = NULL;
     c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
@@ -101,8 +113,31 @@ static void test_selection(hark_model *m)
     hark_context_free(c);
 }
 
+/* openai's LANGUAGES and TO_LANGUAGE_CODE: codes in token order, names, aliases */
+static void test_names(void)
+{
+    const char *cases[][3] = {{"en", "en", "english"}, {"English", "en", "english"},
+                              {"yue", "yue", "cantonese"}, {"Haitian Creole", "ht", "haitian creole"},
+                              {"haitian", "ht", "haitian creole"}, {"Castilian", "es", "spanish"},
+                              {"mandarin", "zh", "chinese"}, {"JW", "jw", "javanese"},
+                              {"he", "he", "hebrew"}, {"Burmese", "my", "myanmar"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *code = hark_language_code(cases[i][0]), *name = hark_language_name(cases[i][0]);
+        CHECK(code && !strcmp(code, cases[i][1]), "%s: code %s", cases[i][0], code);
+        CHECK(name && !strcmp(name, cases[i][2]), "%s: name %s", cases[i][0], name);
+    }
+    const char *none[] = {"", "auto", "xx", "englishh", "e", NULL};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+        CHECK(!hark_language_code(none[i]) && !hark_language_name(none[i]), "%s is no language",
+              none[i] ? none[i] : "NULL");
+    CHECK(!strcmp(hark_lang_code(0), "en") && !strcmp(hark_lang_code(6), "fr") &&
+              !strcmp(hark_lang_code(98), "su") && !strcmp(hark_lang_code(99), "yue") &&
+              !hark_lang_code(100) && !hark_lang_code(-1), "token order");
+}
+
 int main(void)
 {
+    test_names();
     char err[512], *json;
     size_t size;
     hark_error e;

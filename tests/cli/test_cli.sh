@@ -247,6 +247,21 @@ expect_eq "--detect-language" "$(cat "$TMP/lang")" "$CLIP: en 0.4965 zh 0.3187 d
 expect_error "hark: $M/hf-f32: an English-only model has no language to detect" -m $M/hf-f32 --detect-language $CLIP
 expect_error "hark: $M/multi: the model has no language \"fr\"" -m $M/multi -l fr $CLIP
 "$HARK" -q -m $M/multi -l de --task translate -f json $CLIP | grep -q '"language":"de"' && ok || bad "-l de"
+# openai's names and aliases, any case, mean their code; an unknown one is a usage error;
+# an English-only model given another language says so and transcribes English
+"$HARK" -q -m $M/multi -l German -f json $CLIP >"$TMP/german.json"
+"$HARK" -q -m $M/multi -l de -f json $CLIP >"$TMP/de.json"
+grep -q '"language":"de"' "$TMP/german.json" && cmp -s "$TMP/german.json" "$TMP/de.json" && ok ||
+    bad "-l German is not -l de: $(head -c 200 "$TMP/german.json")"
+expect_error "hark: $M/multi: the model has no language \"Castilian\"" -m $M/multi -l Castilian $CLIP
+"$HARK" -m $M/multi -l Klingon $CLIP >/dev/null 2>"$TMP/err"
+expect_eq "-l Klingon" "$?:$(cat "$TMP/err")" "2:hark: -l Klingon: not a Whisper language: give a \
+code (en, de, ...), its name (English, German, ...) or auto"
+"$HARK" -q -m $M/hf-f32 -l fr -f json $CLIP >"$TMP/fr.json" 2>"$TMP/err"
+expect_eq "English-only -l fr" "$?:$(cat "$TMP/err")" \
+    "0:hark: warning: $M/hf-f32 is an English-only model: it transcribes English, not fr"
+"$HARK" -q -m $M/hf-f32 -f json $CLIP | cmp -s - "$TMP/fr.json" && ok || bad "English-only -l fr differs"
+"$HARK" -q -m $M/hf-f32 -l English $CLIP >/dev/null 2>"$TMP/err"; expect_eq "-l English: no warning" "$(cat "$TMP/err")" ""
 
 # hark mel: [80, frames] float32, frames = (samples + 30 s) / 160
 "$HARK" mel $CLIP -o "$TMP/m.npy"; expect_eq "mel exit" $? 0

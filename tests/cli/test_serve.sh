@@ -23,7 +23,7 @@ expect_eq "POST /inference" "$(post -F file=@$S1 "$URL/inference"):$(cat "$TMP/b
     "200:{\"text\":$(grep -o '^{"text":"[^"]*"' "$TMP/cli.json" | cut -c9-)}"
 # verbose_json: OpenAI's layout (tokens as ids), the command line's numbers
 expect_eq "verbose_json" "$(post -F file=@$S1 -F response_format=verbose_json "$URL/v1/audio/transcriptions")" 200
-expect_eq "verbose_json head" "$(grep -o '^{"task":"transcribe","language":"en","duration":3.63,"text":"[^"]*"' "$TMP/body" | cut -d'"' -f14)" \
+expect_eq "verbose_json head" "$(grep -o '^{"task":"transcribe","language":"english","duration":3.63,"text":"[^"]*"' "$TMP/body" | cut -d'"' -f14)" \
     "$(grep -o '^{"text":"[^"]*"' "$TMP/cli.json" | cut -d'"' -f4)"
 bounds() { grep -o '"start":[0-9.e-]*,"end":[0-9.e-]*' "$1" | tr '\n' ' '; }
 expect_eq "verbose_json bounds" "$(bounds "$TMP/body")" "$(bounds "$TMP/cli.json")"
@@ -59,6 +59,10 @@ err "an m4a" 400 "talk.m4a: $("$HARK" -q "$TMP/talk.m4a" 2>&1 | sed "s|^hark: $T
 err "format" 400 "response_format is one of json, text, verbose_json, srt, vtt, tsv, csv, lrc" \
     -F file=@$S1 -F response_format=docx "$URL/inference"
 err "temperature" 400 "temperature is a number from 0 to 1" -F file=@$S1 -F temperature=2 "$URL/inference"
+err "language" 400 'sample01-en-us.wav: unknown language \"klingon\": a Whisper language code (en, de, ...) or its name (English, German, ...)' \
+    -F file=@$S1 -F language=klingon "$URL/inference"
+expect_eq "language=English" "$(post -F file=@$S1 -F language=English "$URL/inference"):$(cat "$TMP/body")" \
+    "200:{\"text\":$(grep -o '^{"text":"[^"]*"' "$TMP/cli.json" | cut -c9-)}"
 err "unknown path" 404 "no such endpoint: POST /inference, POST /v1/audio/transcriptions, GET /health" "$URL/x"
 err "GET /inference" 405 "method not allowed: POST /inference and /v1/audio/transcriptions, GET /health" \
     "$URL/inference"
