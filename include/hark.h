@@ -181,6 +181,8 @@ float hark_segment_avg_logprob(const hark_context *ctx, int i);
 float hark_segment_no_speech_prob(const hark_context *ctx, int i);
 float hark_segment_temperature(const hark_context *ctx, int i);
 float hark_segment_compression_ratio(const hark_context *ctx, int i);
+/* openai's "seek": the mel frame (10 ms) where the segment's window began. */
+int hark_segment_seek(const hark_context *ctx, int i);
 /* Word-level timing (with params.word_timestamps). */
 int hark_segment_n_words(const hark_context *ctx, int i);
 const char *hark_segment_word(const hark_context *ctx, int i, int w, double *start, double *end,

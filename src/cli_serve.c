@@ -143,6 +143,7 @@ static cJSON *api_segment(const hark_context *ctx, int i)
 {
     cJSON *seg = cJSON_CreateObject(), *tokens = cJSON_CreateArray();
     cJSON_AddNumberToObject(seg, "id", i);
+    cJSON_AddNumberToObject(seg, "seek", hark_segment_seek(ctx, i));
     cJSON_AddNumberToObject(seg, "start", hark_segment_start(ctx, i));
     cJSON_AddNumberToObject(seg, "end", hark_segment_end(ctx, i));
     cJSON_AddStringToObject(seg, "text", hark_segment_text(ctx, i));

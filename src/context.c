@@ -166,6 +166,7 @@ float hark_segment_avg_logprob(const hark_context *c, int i) { return seg(c, i) 
 float hark_segment_no_speech_prob(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->no_speech_prob : 0; }
 float hark_segment_temperature(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->temperature : 0; }
 float hark_segment_compression_ratio(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->compression_ratio : 0; }
+int hark_segment_seek(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->seek : 0; }
 int hark_segment_n_words(const hark_context *c, int i) { return seg(c, i) ? seg(c, i)->n_words : 0; }
 
 const char *hark_segment_word(const hark_context *c, int i, int w, double *start, double *end,

@@ -30,6 +30,13 @@ expect_eq "verbose_json bounds" "$(bounds "$TMP/body")" "$(bounds "$TMP/cli.json
 expect_eq "verbose_json tokens" "$(grep -o '"tokens":\[[0-9,]*\]' "$TMP/body" | tr -dc '0-9,\n' | tr ',\n' '  ')" \
     "$(grep -o '{"id":[0-9]*,"text"' "$TMP/cli.json" | tr -dc '0-9\n' | tr '\n' ' ')"
 grep -q '"words"' "$TMP/body" && bad "words without word granularity" || ok
+# seek: where each segment's window began, as the command line's json has it (four
+# samples, 22 s: three windows of this model's 10 s)
+sox $S1 samples/sample02-en-gb.wav samples/sample03-en-gb-scotland.wav samples/sample04-kal16.wav "$TMP/four.wav"
+post -F file=@"$TMP/four.wav" -F response_format=verbose_json "$URL/v1/audio/transcriptions" >/dev/null
+seeks() { grep -o '"seek":[0-9]*' "$1" | cut -d: -f2 | tr '\n' ' '; }
+expect_eq "verbose_json seek" "$(seeks "$TMP/body")" "$("$HARK" -q -f json "$TMP/four.wav" >"$TMP/four.json"; seeks "$TMP/four.json")"
+expect_eq "three windows" "$(seeks "$TMP/body" | tr ' ' '\n' | sort -u | grep -c .)" 3
 post -F file=@$S1 -F response_format=srt "$URL/v1/audio/transcriptions" >/dev/null
 cmp -s "$TMP/body" <("$HARK" -q -f srt $S1) && ok || bad "srt differs: $(cat "$TMP/body")"
 post -F file=@$S1 -F response_format=text "$URL/inference" >/dev/null
