@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <cJSON.h>
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -30,7 +31,8 @@ static const char SERVE_USAGE[] =
     "      response_format (json, text, verbose_json, srt, vtt, tsv, csv, lrc), language,\n"
     "      prompt, temperature, timestamp_granularities[] (word)\n"
     "    GET /health\n"
-    "  --host ADDR          IPv4 address to listen on (default 127.0.0.1)\n"
+    "  --host ADDR          address to listen on: IPv4, IPv6 (::1, ::) or a name\n"
+    "                       (default 127.0.0.1)\n"
     "  --port N             port (default 8080; 0: any free one, printed)\n"
     "  --max-upload-mb N    larger bodies are refused with 413 (default 256)\n"
     "  -j, --jobs N         requests served at once (default 1)\n"
@@ -361,27 +363,67 @@ static void serve_one(const server *s, int fd)
     http_request_free(&r);
 }
 
+/* A socket bound to addr and listening; -1 with errno set if not. */
+static int bound_socket(const struct addrinfo *addr)
+{
+    int one = 1, fd = socket(addr->ai_family, addr->ai_socktype, addr->ai_protocol);
+    if (fd < 0)
+        return -1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, addr->ai_addr, addr->ai_addrlen) == 0 && listen(fd, 16) == 0)
+        return fd;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+}
+
+/* "http://HOST:PORT" of a listening socket, an IPv6 address in brackets. */
+static void print_url(int fd)
+{
+    struct sockaddr_storage a;
+    socklen_t len = sizeof a;
+    char host[NI_MAXHOST], port[NI_MAXSERV];
+    if (getsockname(fd, (struct sockaddr *)&a, &len) ||
+        getnameinfo((struct sockaddr *)&a, len, host, sizeof host, port, sizeof port,
+                    NI_NUMERICHOST | NI_NUMERICSERV))
+        snprintf(host, sizeof host, "?"), snprintf(port, sizeof port, "?");
+    const char *fmt = a.ss_family == AF_INET6 ? "hark: listening on http://[%s]:%s\n"
+                                              : "hark: listening on http://%s:%s\n";
+    fprintf(stderr, fmt, host, port);
+}
+
+/* --host: an IPv4 or IPv6 address or a name (localhost), the first of its
+ * addresses that takes the port. */
 static int listen_on(server *s)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
-    int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (inet_pton(AF_INET, s->host, &a.sin_addr) != 1) {
+    struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM},
+                    *found;
+    char port[8];
+    snprintf(port, sizeof port, "%d", s->port);
+    struct in_addr v4;
+    if (strspn(s->host, "0123456789.") == strlen(s->host) &&
+        inet_pton(AF_INET, s->host, &v4) != 1) {
+        /* getaddrinfo would read 1.2.3 as 1.2.0.3 */
         fprintf(stderr, "hark: serve: --host %s is not an IPv4 address\n", s->host);
-        if (fd >= 0)
-            close(fd);
         return -1;
     }
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 16) ||
-        getsockname(fd, (struct sockaddr *)&a, &len)) {
-        fprintf(stderr, "hark: serve: cannot listen on %s:%d (%s)\n", s->host, s->port,
+    int rc = getaddrinfo(s->host, port, &hints, &found);
+    if (rc) {
+        fprintf(stderr, "hark: serve: --host %s: %s\n", s->host,
+                rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1;
+    for (const struct addrinfo *a = found; a && fd < 0; a = a->ai_next)
+        fd = bound_socket(a);
+    freeaddrinfo(found);
+    if (fd < 0) {
+        fprintf(stderr, "hark: serve: cannot listen on %s port %d (%s)\n", s->host, s->port,
                 strerror(errno));
-        if (fd >= 0)
-            close(fd);
         return -1;
     }
-    fprintf(stderr, "hark: listening on http://%s:%d\n", s->host, ntohs(a.sin_port));
+    print_url(fd);
     return fd;
 }
 

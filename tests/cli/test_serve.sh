@@ -165,9 +165,20 @@ printf '\n  \n' >"$TMP/nokeys"
 
 # a port in use (this server's), a bad host or port
 "$HARK" serve --port "${URL##*:}" 2>"$TMP/err"; expect_eq "a port in use" "$?:$(cat "$TMP/err")" \
-    "1:hark: serve: cannot listen on 127.0.0.1:${URL##*:} (Address already in use)"
+    "1:hark: serve: cannot listen on 127.0.0.1 port ${URL##*:} (Address already in use)"
 "$HARK" serve --host 1.2.3 2>"$TMP/err"; expect_eq "--host 1.2.3" "$?:$(cat "$TMP/err")" \
     "1:hark: serve: --host 1.2.3 is not an IPv4 address"
+# IPv6: --host ::1 listens there and says so in brackets (where the machine has ::1)
+if grep -q '^0*1 .* lo$' /proc/net/if_inet6 2>/dev/null; then
+    "$HARK" serve --host ::1 --port 0 2>"$TMP/log6" &
+    pid6=$!
+    for _ in $(seq 100); do grep -q 'listening on' "$TMP/log6" && break; sleep 0.1; done
+    URL6=$(grep -o 'http://\[::1\]:[0-9]*' "$TMP/log6")
+    expect_eq "--host ::1" "$(curl -s -g "$URL6/health")" '{"status":"ok"}'
+    kill -TERM $pid6; wait $pid6; expect_eq "--host ::1: SIGTERM" $? 0
+else
+    skip "no IPv6 loopback"
+fi
 "$HARK" serve --port 70000 2>"$TMP/err"; expect_eq "--port 70000" "$?:$(cat "$TMP/err")" \
     "2:hark: bad value for --port: 70000 (see hark --help)"
 "$HARK" serve --timeout 0 2>"$TMP/err"; expect_eq "--timeout 0" "$?:$(cat "$TMP/err")" \
