@@ -1,8 +1,8 @@
 /* hark serve: transcription over HTTP, as whisper.cpp's whisper-server and
- * OpenAI's audio API take it: POST /inference or /v1/audio/transcriptions with
- * a multipart/form-data body whose "file" is the audio (and optionally
- * response_format, language, prompt, temperature, timestamp_granularities[]),
- * GET /health.  One model, loaded once; -j N requests are served at once (one
+ * OpenAI's audio API take it: POST /inference, /v1/audio/transcriptions or
+ * /v1/audio/translations with a multipart/form-data body whose "file" is the
+ * audio (and optionally response_format, language, prompt, temperature,
+ * timestamp_granularities[], and whisper.cpp's translate), GET /health.  One model, loaded once; -j N requests are served at once (one
  * by default), each in a fresh context with the options hark serve was started
  * with; SIGINT or SIGTERM stops taking requests and lets those begun finish. */
 #include <arpa/inet.h>
@@ -29,7 +29,8 @@ static const char SERVE_USAGE[] =
     "  speech to text over HTTP until SIGINT or SIGTERM:\n"
     "    POST /inference, POST /v1/audio/transcriptions  multipart/form-data: file (the audio),\n"
     "      response_format (json, text, verbose_json, srt, vtt, tsv, csv, lrc), language,\n"
-    "      prompt, temperature, timestamp_granularities[] (word)\n"
+    "      prompt, temperature, timestamp_granularities[] (word), translate (true, false)\n"
+    "    POST /v1/audio/translations  the same, translated to English (multilingual models)\n"
     "    GET /health\n"
     "  --host ADDR          address to listen on: IPv4, IPv6 (::1, ::) or a name\n"
     "                       (default 127.0.0.1)\n"
@@ -83,7 +84,7 @@ static int text_field(const http_request *r, const char *name, char *out, size_t
 
 /* The per-request options from the form into p (pointing into the buffers). */
 typedef struct request_options {
-    char format[16], language[16], prompt[2048], temperature[32];
+    char format[16], language[16], prompt[2048], temperature[32], translate[8];
 } request_options;
 
 static const char *apply_options(const http_request *r, request_options *q, hark_params *p)
@@ -97,6 +98,12 @@ static const char *apply_options(const http_request *r, request_options *q, hark
         p->language = q->language;
     if (text_field(r, "prompt", q->prompt, sizeof q->prompt) && *q->prompt)
         p->initial_prompt = q->prompt;
+    if (text_field(r, "translate", q->translate, sizeof q->translate)) { /* whisper.cpp's */
+        int yes = !strcmp(q->translate, "true") || !strcmp(q->translate, "1");
+        if (!yes && strcmp(q->translate, "false") && strcmp(q->translate, "0"))
+            return "translate is true or false";
+        p->translate = yes;
+    }
     form_field g; /* OpenAI's SDK sends one field for each granularity */
     for (int found = http_form_field(r, "timestamp_granularities[]", &g) == 0; found;
          found = http_form_next(r, "timestamp_granularities[]", &g) == 0)
@@ -161,10 +168,10 @@ static cJSON *api_segment(const hark_context *ctx, int i)
 
 /* OpenAI's verbose_json: task, language (its name, "english"), duration, text, segments,
  * and with word timing the words of all segments. */
-static char *verbose_json(const hark_context *ctx, int words)
+static char *verbose_json(const hark_context *ctx, const hark_params *p)
 {
     cJSON *root = cJSON_CreateObject(), *segs = cJSON_CreateArray(), *w = cJSON_CreateArray();
-    cJSON_AddStringToObject(root, "task", "transcribe");
+    cJSON_AddStringToObject(root, "task", p->translate ? "translate" : "transcribe");
     const char *name = hark_language_name(hark_language(ctx));
     cJSON_AddStringToObject(root, "language", name ? name : hark_language(ctx));
     cJSON_AddNumberToObject(root, "duration", hark_audio_seconds(ctx));
@@ -183,7 +190,7 @@ static char *verbose_json(const hark_context *ctx, int words)
         }
     }
     cJSON_AddItemToObject(root, "segments", segs);
-    if (words)
+    if (p->word_timestamps)
         cJSON_AddItemToObject(root, "words", w);
     else
         cJSON_Delete(w);
@@ -194,13 +201,13 @@ static char *verbose_json(const hark_context *ctx, int words)
 
 /* The transcript in the requested format: {"text"} for json, OpenAI's verbose_json,
  * hark's writers for the rest (malloc'd). */
-static char *render(const hark_context *ctx, const char *format, int words,
+static char *render(const hark_context *ctx, const char *format, const hark_params *p,
                     const char **content_type)
 {
     *content_type = "text/plain; charset=utf-8";
     if (strcmp(format, "verbose_json") == 0) {
         *content_type = "application/json";
-        return verbose_json(ctx, words);
+        return verbose_json(ctx, p);
     }
     if (strcmp(format, "json") == 0) {
         cJSON *root = cJSON_CreateObject();
@@ -241,11 +248,14 @@ static int transcribe(const server *s, int fd, const http_request *r)
     form_field file;
     request_options q;
     hark_params p = s->params;
+    p.translate |= !strcmp(r->path, "/v1/audio/translations");
     char path[512], msg[700];
     const char *bad = http_form_field(r, "file", &file)
                           ? "the body holds no \"file\": send multipart/form-data with the audio "
                             "as its \"file\" field"
                           : apply_options(r, &q, &p);
+    if (!bad && p.translate && !hark_model_is_multilingual(s->model))
+        bad = "this server's model is English-only: it cannot translate";
     if (bad) {
         respond_error(fd, 400, bad);
         return 400;
@@ -264,7 +274,7 @@ static int transcribe(const server *s, int fd, const http_request *r)
         respond_error(fd, status, ctx ? msg : "out of memory");
     } else {
         const char *type;
-        char *body = render(ctx, q.format, p.word_timestamps, &type);
+        char *body = render(ctx, q.format, &p, &type);
         if (body)
             http_respond(fd, 200, type, body, strlen(body));
         else
@@ -277,7 +287,8 @@ static int transcribe(const server *s, int fd, const http_request *r)
 
 static int is_transcription(const http_request *r)
 {
-    return !strcmp(r->path, "/inference") || !strcmp(r->path, "/v1/audio/transcriptions");
+    return !strcmp(r->path, "/inference") || !strcmp(r->path, "/v1/audio/transcriptions") ||
+           !strcmp(r->path, "/v1/audio/translations");
 }
 
 /* a == b, in a time that tells nothing of where they first differ. */
@@ -322,9 +333,10 @@ static int route(const server *s, int fd, const http_request *r)
     if (transcription && !strcmp(r->method, "POST"))
         return transcribe(s, fd, r);
     int status = transcription || health ? 405 : 404;
-    respond_error(fd, status, status == 405 ? "method not allowed: POST /inference and "
-                  "/v1/audio/transcriptions, GET /health" : "no such endpoint: POST /inference, "
-                  "POST /v1/audio/transcriptions, GET /health");
+    respond_error(fd, status, status == 405 ? "method not allowed: POST /inference, "
+                  "/v1/audio/transcriptions and /v1/audio/translations, GET /health"
+                  : "no such endpoint: POST /inference, POST /v1/audio/transcriptions, "
+                  "POST /v1/audio/translations, GET /health");
     return status;
 }
 

@@ -8,11 +8,15 @@ if [ ! -f $MODEL/config.json ] || ! command -v curl >/dev/null; then
     skip "no default model or no curl"; summary serve; exit
 fi
 S1=samples/sample01-en-us.wav
+# The URL that a server started with 2>LOG prints once it listens.
+url_of() {
+    for _ in $(seq 100); do grep -q 'listening on' "$1" && break; sleep 0.1; done
+    grep -o 'http://[^ ]*' "$1"
+}
 mkdir "$TMP/up"
 TMPDIR="$TMP/up" "$HARK" serve --port 0 --max-upload-mb 1 2>"$TMP/log" &
 pid=$!
-for _ in $(seq 100); do grep -q 'listening on' "$TMP/log" && break; sleep 0.1; done
-URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/log")
+URL=$(url_of "$TMP/log")
 [ -n "$URL" ] && ok || { bad "no listening line: $(cat "$TMP/log")"; kill $pid; summary serve; exit; }
 post() { curl -s -o "$TMP/body" -w '%{http_code}' "$@"; }
 
@@ -66,12 +70,15 @@ err "an m4a" 400 "talk.m4a: $("$HARK" -q "$TMP/talk.m4a" 2>&1 | sed "s|^hark: $T
 err "format" 400 "response_format is one of json, text, verbose_json, srt, vtt, tsv, csv, lrc" \
     -F file=@$S1 -F response_format=docx "$URL/inference"
 err "temperature" 400 "temperature is a number from 0 to 1" -F file=@$S1 -F temperature=2 "$URL/inference"
+err "translate=yes" 400 "translate is true or false" -F file=@$S1 -F translate=yes "$URL/inference"
+err "translations, English-only" 400 "this server's model is English-only: it cannot translate" \
+    -F file=@$S1 "$URL/v1/audio/translations"
 err "language" 400 'sample01-en-us.wav: unknown language \"klingon\": a Whisper language code (en, de, ...) or its name (English, German, ...)' \
     -F file=@$S1 -F language=klingon "$URL/inference"
 expect_eq "language=English" "$(post -F file=@$S1 -F language=English "$URL/inference"):$(cat "$TMP/body")" \
     "200:{\"text\":$(grep -o '^{"text":"[^"]*"' "$TMP/cli.json" | cut -c9-)}"
-err "unknown path" 404 "no such endpoint: POST /inference, POST /v1/audio/transcriptions, GET /health" "$URL/x"
-err "GET /inference" 405 "method not allowed: POST /inference and /v1/audio/transcriptions, GET /health" \
+err "unknown path" 404 "no such endpoint: POST /inference, POST /v1/audio/transcriptions, POST /v1/audio/translations, GET /health" "$URL/x"
+err "GET /inference" 405 "method not allowed: POST /inference, /v1/audio/transcriptions and /v1/audio/translations, GET /health" \
     "$URL/inference"
 err "over --max-upload-mb 1" 413 "the body is larger than --max-upload-mb allows" \
     -F file=@samples/long-espeak-en-us.wav "$URL/inference"
@@ -92,13 +99,29 @@ expect_eq "no upload left behind" "$(ls "$TMP/up" | wc -l)" 0
 # other answers meanwhile (curl gives up after 10 s, long before the first is freed)
 "$HARK" serve --port 0 -j 2 2>"$TMP/log2" &
 pid2=$!
-for _ in $(seq 100); do grep -q 'listening on' "$TMP/log2" && break; sleep 0.1; done
-URL2=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/log2")
+URL2=$(url_of "$TMP/log2")
 exec 4<>"/dev/tcp/127.0.0.1/${URL2##*:}"
 expect_eq "-j 2 beside an idle peer" "$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' -F file=@$S1 "$URL2/inference")" 200
 exec 4<&-
 kill -TERM $pid2; wait $pid2; expect_eq "-j 2: SIGTERM" $? 0
 grep -q 'Sanitizer' "$TMP/log2" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log2" | head)" || ok
+
+# translation (a multilingual model): OpenAI's /v1/audio/translations and whisper.cpp's
+# translate field give the command line's --task translate, verbose_json says so
+M=tests/data/tiny-random/multi C=tests/data/clip.wav
+"$HARK" serve -m $M --port 0 2>"$TMP/log4" &
+pid4=$!
+URL4=$(url_of "$TMP/log4")
+"$HARK" -q -m $M --task translate -f json $C >"$TMP/tr.json"
+translated="{\"text\":$(grep -o '^{"text":"[^"]*"' "$TMP/tr.json" | cut -c9-)}"
+expect_eq "/v1/audio/translations" "$(post -F file=@$C "$URL4/v1/audio/translations"):$(cat "$TMP/body")" "200:$translated"
+expect_eq "translate=true" "$(post -F file=@$C -F translate=true "$URL4/inference"):$(cat "$TMP/body")" "200:$translated"
+post -F file=@$C -F translate=false "$URL4/inference" >/dev/null
+[ "$(cat "$TMP/body")" != "$translated" ] && ok || bad "translate=false translated"
+post -F file=@$C -F response_format=verbose_json "$URL4/v1/audio/translations" >/dev/null
+expect_eq "verbose_json task" "$(grep -o '^{"task":"[a-z]*"' "$TMP/body")" '{"task":"translate"'
+kill -TERM $pid4; wait $pid4; expect_eq "translations: SIGTERM" $? 0
+grep -q 'Sanitizer' "$TMP/log4" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log4" | head)" || ok
 
 # --api-key / --api-key-file: transcription needs "Authorization: Bearer KEY" with one of
 # the keys (401 and OpenAI's invalid_api_key error otherwise, refused before the body is
@@ -107,8 +130,7 @@ grep -q 'Sanitizer' "$TMP/log2" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/lo
 printf '  k-file-1  \n\n\tk-file-2\r\n' >"$TMP/keys"
 "$HARK" serve --port 0 --timeout 2 --api-key k-arg --api-key-file "$TMP/keys" 2>"$TMP/log3" &
 pid3=$!
-for _ in $(seq 100); do grep -q 'listening on' "$TMP/log3" && break; sleep 0.1; done
-URL3=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/log3")
+URL3=$(url_of "$TMP/log3")
 want_text="200:{\"text\":$(grep -o '^{"text":"[^"]*"' "$TMP/cli.json" | cut -c9-)}"
 for auth in "Bearer k-arg" "Bearer k-file-1" "bearer   k-file-2 "; do
     expect_eq "key [$auth]" "$(post -H "Authorization: $auth" -F file=@$S1 "$URL3/inference"):$(cat "$TMP/body")" "$want_text"
@@ -172,8 +194,7 @@ printf '\n  \n' >"$TMP/nokeys"
 if grep -q '^0*1 .* lo$' /proc/net/if_inet6 2>/dev/null; then
     "$HARK" serve --host ::1 --port 0 2>"$TMP/log6" &
     pid6=$!
-    for _ in $(seq 100); do grep -q 'listening on' "$TMP/log6" && break; sleep 0.1; done
-    URL6=$(grep -o 'http://\[::1\]:[0-9]*' "$TMP/log6")
+        URL6=$(url_of "$TMP/log6")
     expect_eq "--host ::1" "$(curl -s -g "$URL6/health")" '{"status":"ok"}'
     kill -TERM $pid6; wait $pid6; expect_eq "--host ::1: SIGTERM" $? 0
 else
