@@ -623,16 +623,17 @@ static const char *spelling_of(const char *option, const char *usage, char *buf,
     return usage_lists(USAGE, buf) || (usage && usage_lists(usage, buf)) ? buf : NULL;
 }
 
-const char *cli_spelling_hint(const char *option, const char *usage, char *buf, size_t n)
+void cli_respell(char *arg, const char *usage)
 {
     char dashed[200];
-    const char *spelling = spelling_of(option, usage, dashed, sizeof dashed);
-    snprintf(buf, n, "%s%s", spelling ? ": hark spells it " : "", spelling ? spelling : "");
-    return buf;
+    const char *spelling = spelling_of(arg, usage, dashed, sizeof dashed);
+    if (spelling && strlen(spelling) <= strlen(arg))
+        memmove(arg, spelling, strlen(spelling) + 1);
 }
 
 int cli_parse_common(cli_options *o, int argc, char **argv, int *i)
 {
+    cli_respell(argv[*i], NULL);
     const char *a = argv[*i];
     int took;
     if (parse_flag(o, a))
@@ -783,18 +784,16 @@ static int cmd_quantize(int argc, char **argv)
     return rc ? 1 : 0;
 }
 
-/* The error for an unknown option, with hark's spelling of openai-whisper's
- * name or hark's way of doing what whisper.cpp's option does. */
+/* The error for an unknown option, with hark's way of doing what whisper.cpp's
+ * option does. */
 static void unknown_option(const char *a)
 {
-    char hint[240];
     const char *whispercpp = cli_whispercpp_equivalent(a);
     if (whispercpp)
         fprintf(stderr, "hark: unknown option %s: whisper.cpp's %s %s (see hark --help)\n", a, a,
                 whispercpp);
     else
-        fprintf(stderr, "hark: unknown option %s%s (see hark --help)\n", a,
-                cli_spelling_hint(a, NULL, hint, sizeof hint));
+        fprintf(stderr, "hark: unknown option %s (see hark --help)\n", a);
 }
 
 /* Where the transcripts go, and the options that need somewhere else: one file

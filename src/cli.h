@@ -26,10 +26,10 @@ typedef struct cli_options {
     hark_params params;     /* decoding options, threads per job                */
 } cli_options;
 
-/* For an unknown option: ": hark spells it --word-timestamps" when it is
- * openai-whisper's spelling ("--word_timestamps", "--output_format") of one
- * that hark's help or usage (may be NULL) lists, else "".  Returns buf. */
-const char *cli_spelling_hint(const char *option, const char *usage, char *buf, size_t n);
+/* openai-whisper's underscored spelling ("--word_timestamps", "--output_format")
+ * of an option that hark's help or usage (may be NULL) lists becomes hark's, in
+ * place, so that a command written for openai's CLI runs as it is. */
+void cli_respell(char *arg, const char *usage);
 /* What hark has for whisper.cpp's option ("-otxt": "is hark's -f txt"), or NULL (cli_hints.c). */
 const char *cli_whispercpp_equivalent(const char *option);
 /* fflush(stdout), remembering why it first failed: the exit status and the

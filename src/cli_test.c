@@ -98,6 +98,7 @@ static int parse_test_option(test_options *o, int argc, char **argv, int *i)
 static int parse_test_args(test_options *o, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
+        cli_respell(argv[i], TEST_USAGE); /* --max_total_wer too */
         const char *a = argv[i];
         int r;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -111,9 +112,7 @@ static int parse_test_args(test_options *o, int argc, char **argv)
             if (r == 2)
                 return 2;
         } else if (a[0] == '-' && a[1]) {
-            char hint[240];
-            return test_usage_error("unknown option %s%s", a,
-                                    cli_spelling_hint(a, TEST_USAGE, hint, sizeof hint));
+            return test_usage_error("unknown option %s", a);
         } else if (o->input) {
             return test_usage_error("one MANIFEST or DIR at a time, not also %s", a);
         } else {

@@ -163,12 +163,12 @@ hark_test; expect_eq "no manifest exit" $RC 2
 hark_test "$TMP/m.tsv" --max-wer ten; expect_eq "bad --max-wer exit" $RC 2
 expect_eq "bad --max-wer message" "$(cat "$TMP/err")" "hark: test: bad value for --max-wer: ten (a percentage such as 10 or 2.5)"
 hark_test "$TMP/m.tsv" --frobnicate; expect_eq "unknown option exit" $RC 2
-hark_test "$TMP/m.tsv" --max_total_wer 3; expect_eq "underscored option exit" $RC 2
-expect_eq "underscored test option" "$(cat "$TMP/err")" \
-    "hark: test: unknown option --max_total_wer: hark spells it --max-total-wer (see hark test --help)"
-hark_test "$TMP/m.tsv" --beam_size 3
-expect_eq "underscored decoding option" "$(cat "$TMP/err")" \
-    "hark: test: unknown option --beam_size: hark spells it --beam-size (see hark test --help)"
+expect_eq "unknown option message" "$(cat "$TMP/err")" "hark: test: unknown option --frobnicate (see hark test --help)"
+# underscored spellings, as openai's CLI writes its options, are taken (a bad value shows it)
+hark_test "$TMP/m.tsv" --max_total_wer ten; expect_eq "underscored test option" "$RC:$(cat "$TMP/err")" \
+    "2:hark: test: bad value for --max-total-wer: ten (a percentage such as 10 or 2.5)"
+hark_test "$TMP/m.tsv" --beam_size 100; expect_eq "underscored decoding option" "$RC:$(cat "$TMP/err")" \
+    "2:hark: bad value for --beam-size: 100 (see hark --help)"
 hark_test "$TMP/m.tsv" "$TMP/alt.tsv"; expect_eq "two manifests exit" $RC 2
 hark_test "$TMP/m.tsv" --report; expect_eq "--report without a file exit" $RC 2
 hark_test --help; expect_eq "help exit" $RC 0
