@@ -2,7 +2,8 @@
  * OpenAI's audio API take it: POST /inference, /v1/audio/transcriptions or
  * /v1/audio/translations with a multipart/form-data body whose "file" is the
  * audio (and optionally response_format, language, prompt, temperature,
- * timestamp_granularities[], and whisper.cpp's translate), GET /health.  One model, loaded once; -j N requests are served at once (one
+ * timestamp_granularities[], and whisper.cpp's translate and temperature_inc),
+ * GET /health.  One model, loaded once; -j N requests are served at once (one
  * by default), each in a fresh context with the options hark serve was started
  * with; SIGINT or SIGTERM stops taking requests and lets those begun finish. */
 #include <arpa/inet.h>
@@ -29,7 +30,8 @@ static const char SERVE_USAGE[] =
     "  speech to text over HTTP until SIGINT or SIGTERM:\n"
     "    POST /inference, POST /v1/audio/transcriptions  multipart/form-data: file (the audio),\n"
     "      response_format (json, text, verbose_json, srt, vtt, tsv, csv, lrc), language,\n"
-    "      prompt, temperature, timestamp_granularities[] (word), translate (true, false)\n"
+    "      prompt, temperature, timestamp_granularities[] (word), translate (true, false),\n"
+    "      temperature_inc (the fallback ladder's step; 0: none)\n"
     "    POST /v1/audio/translations  the same, translated to English (multilingual models)\n"
     "    GET /health\n"
     "  --host ADDR          address to listen on: IPv4, IPv6 (::1, ::) or a name\n"
@@ -84,8 +86,42 @@ static int text_field(const http_request *r, const char *name, char *out, size_t
 
 /* The per-request options from the form into p (pointing into the buffers). */
 typedef struct request_options {
-    char format[16], language[16], prompt[2048], temperature[32], translate[8];
+    char format[16], language[16], prompt[2048], temperature[32], temperature_inc[32];
+    char translate[8];
 } request_options;
+
+/* A number field in [0, 1]: 1 into *x, 0 when absent, -1 when not such a number. */
+static int unit_field(const http_request *r, const char *name, char *buf, size_t n, float *x)
+{
+    if (!text_field(r, name, buf, n))
+        return 0;
+    char *end;
+    *x = strtof(buf, &end);
+    return *buf && !*end && *x >= 0 && *x <= 1 ? 1 : -1;
+}
+
+/* OpenAI's temperature T: above 0, openai's ladder from T in steps of 0.2; with
+ * whisper.cpp's temperature_inc X, the ladder from T (0 if not given) in steps
+ * of X, X = 0 being T alone (no fallback). */
+static const char *temperatures(const http_request *r, request_options *q, hark_params *p)
+{
+    float t = 0, inc = 0;
+    int has_t = unit_field(r, "temperature", q->temperature, sizeof q->temperature, &t);
+    int has_inc = unit_field(r, "temperature_inc", q->temperature_inc, sizeof q->temperature_inc,
+                             &inc);
+    if (has_t < 0)
+        return "temperature is a number from 0 to 1";
+    if (has_inc < 0)
+        return "temperature_inc is a number from 0 to 1";
+    if (has_inc && inc == 0) {
+        p->n_temperatures = 1;
+        p->temperatures[0] = t;
+    } else if ((has_inc || t > 0) && cli_temperature_ladder(p, t, has_inc ? inc : 0.2)) {
+        return "temperature_inc: more than 16 temperatures from temperature to 1";
+    _Static_assert(HARK_MAX_TEMPERATURES == 16, "the message above says 16");
+    }
+    return NULL;
+}
 
 static const char *apply_options(const http_request *r, request_options *q, hark_params *p)
 {
@@ -108,15 +144,7 @@ static const char *apply_options(const http_request *r, request_options *q, hark
     for (int found = http_form_field(r, "timestamp_granularities[]", &g) == 0; found;
          found = http_form_next(r, "timestamp_granularities[]", &g) == 0)
         p->word_timestamps |= g.len == 4 && memcmp(g.data, "word", 4) == 0;
-    if (text_field(r, "temperature", q->temperature, sizeof q->temperature)) {
-        char *end;
-        float t = strtof(q->temperature, &end);
-        if (!*q->temperature || *end || !(t >= 0 && t <= 1))
-            return "temperature is a number from 0 to 1";
-        if (t > 0) /* openai's ladder from t: t, t + 0.2, ... up to 1 (1 to 5 values) */
-            cli_temperature_ladder(p, t, 0.2);
-    }
-    return NULL;
+    return temperatures(r, q, p);
 }
 
 /* The upload under a temporary name keeping its extension (which names the
@@ -521,7 +549,8 @@ static int add_key_file(server *s, const char *path)
         return -1;
     }
     int before = s->n_keys, rc = 0;
-    for (char *line = strtok_r(text, "\r\n", &save); line && !rc; line = strtok_r(NULL, "\r\n", &save)) {
+    for (char *line = strtok_r(text, "\r\n", &save); line && !rc;
+         line = strtok_r(NULL, "\r\n", &save)) {
         line += strspn(line, " \t");
         size_t n = strlen(line);
         while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))

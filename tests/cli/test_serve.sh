@@ -120,6 +120,21 @@ post -F file=@$C -F translate=false "$URL4/inference" >/dev/null
 [ "$(cat "$TMP/body")" != "$translated" ] && ok || bad "translate=false translated"
 post -F file=@$C -F response_format=verbose_json "$URL4/v1/audio/translations" >/dev/null
 expect_eq "verbose_json task" "$(grep -o '^{"task":"[a-z]*"' "$TMP/body")" '{"task":"translate"'
+# whisper.cpp's temperature_inc: the fallback ladder's step from temperature, 0 for none
+# (this random model falls back): the srt of the command line's same ladder
+ladder() { # FORM-FIELDS... -- CLI-OPTIONS...
+    local form=()
+    while [ "$1" != -- ]; do form+=(-F "$1"); shift; done; shift
+    post -F file=@$C -F response_format=srt "${form[@]}" "$URL4/inference" >/dev/null
+    cmp -s "$TMP/body" <("$HARK" -q -m $M -f srt "$@" $C) && ok || bad "ladder ${form[*]}: $(head -c 200 "$TMP/body")"
+}
+ladder temperature_inc=0 -- --temperature 0
+ladder temperature=0.3 temperature_inc=0.3 -- --temperature 0.3 --temperature-increment-on-fallback 0.3
+ladder temperature=0.3 -- --temperature 0.3 --temperature-increment-on-fallback 0.2
+"$HARK" -q -m $M -f srt --temperature 0 $C | cmp -s - "$TMP/body" && bad "no fallback at temperature 0.3" || ok
+err "temperature_inc=x" 400 "temperature_inc is a number from 0 to 1" -F file=@$C -F temperature_inc=x "$URL4/inference"
+err "temperature_inc=0.01" 400 "temperature_inc: more than 16 temperatures from temperature to 1" \
+    -F file=@$C -F temperature_inc=0.01 "$URL4/inference"
 kill -TERM $pid4; wait $pid4; expect_eq "translations: SIGTERM" $? 0
 grep -q 'Sanitizer' "$TMP/log4" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log4" | head)" || ok
 
