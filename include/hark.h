@@ -27,6 +27,7 @@ enum hark_status {
     HARK_ERR_MODEL = -3,   /* the model cannot do what was asked          */
     HARK_ERR_ARG = -4,     /* the caller passed something invalid         */
     HARK_ERR_NOMEM = -5,
+    HARK_ERR_ABORTED = -6, /* params.should_abort asked to stop           */
 };
 
 typedef struct hark_model hark_model;
@@ -120,6 +121,10 @@ typedef struct hark_params {
      * passed so far, of total; the last call has done == total */
     void (*on_progress)(double done, double total, void *user);
     void *on_progress_user;
+    /* asked before each window (whisper.cpp's abort_callback): nonzero stops, and the
+     * transcription returns HARK_ERR_ABORTED with the segments of the windows before */
+    int (*should_abort)(void *user);
+    void *should_abort_user;
 } hark_params;
 
 typedef struct hark_token_info {

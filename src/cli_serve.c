@@ -271,6 +271,15 @@ static void upload_error(const hark_context *ctx, const char *tmp, const char *n
         snprintf(out, n, "%s", e);
 }
 
+/* should_abort: the peer has closed its end (given up waiting), so the rest of
+ * the transcription would be for nobody. */
+static int peer_gone(void *user)
+{
+    char c;
+    ssize_t k = recv(*(const int *)user, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 static int transcribe(const server *s, int fd, const http_request *r)
 {
     form_field file;
@@ -292,11 +301,15 @@ static int transcribe(const server *s, int fd, const http_request *r)
         respond_error(fd, 500, "cannot store the upload in the temporary directory");
         return 500;
     }
+    p.should_abort = peer_gone;
+    p.should_abort_user = &fd;
     hark_context *ctx = hark_context_new(s->model, &p);
     int rc = ctx ? hark_transcribe_file(ctx, path) : HARK_ERR_NOMEM;
     unlink(path);
     int status = rc == 0 ? 200 : rc == HARK_ERR_NOMEM ? 500 : 400;
-    if (rc) {
+    if (rc == HARK_ERR_ABORTED) {
+        status = 499; /* nginx's "client closed request", for the log: nobody to answer */
+    } else if (rc) {
         if (ctx)
             upload_error(ctx, path, file.filename, msg, sizeof msg);
         respond_error(fd, status, ctx ? msg : "out of memory");

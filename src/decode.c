@@ -646,5 +646,7 @@ int hark_fail_decode(hark_error *e, int rc, const hark_model *m)
     if (rc == HARK_ERR_MODEL)
         return hark_fail(e, rc, "%s: the model's output is NaN (its weights hold NaN or "
                          "infinite values)", m->path);
+    if (rc == HARK_ERR_ABORTED)
+        return hark_fail(e, rc, "transcription aborted");
     return hark_fail(e, rc, "%s: out of memory", m->path);
 }

@@ -465,6 +465,8 @@ static int run_windows(loop_state *st, hark_result *r)
         int seek, end;
         clip_frames(st, c, &seek, &end);
         while (seek < end) {
+            if (st->p->should_abort && st->p->should_abort(st->p->should_abort_user))
+                return HARK_ERR_ABORTED;
             int advance = one_window(st, r, seek, end);
             if (advance < 0)
                 return advance;
@@ -629,8 +631,8 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
     }
     if (!rc && n)
         rc = transcribe_samples(&st, r, samples, n, e);
-    if (!rc && (rc = join_text(r)))
-        hark_fail(e, rc, "out of memory");
+    if ((!rc || rc == HARK_ERR_ABORTED) && join_text(r)) /* aborted: the text so far */
+        rc = hark_fail(e, HARK_ERR_NOMEM, "out of memory");
     hark_cross_free(&st.cross);
     hark_workspace_free(&st.ws);
     free(st.history);

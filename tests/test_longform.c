@@ -158,6 +158,41 @@ static void test_on_progress(hark_model *m)
     hark_context_free(c);
 }
 
+/* should_abort: asked before each window; the windows before the abort keep their
+ * segments (the full run's, up to where its third window begins) and its text */
+static int abort_at_third(void *user)
+{
+    return ++*(int *)user >= 3;
+}
+
+static void test_should_abort(hark_model *m)
+{
+    hark_params p = hark_default_params();
+    p.beam_size = 1, p.n_temperatures = 1, p.no_speech_threshold = 0;
+    hark_context *full = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(full, "tests/data/clip.wav") == 0, "%s", hark_last_error(full));
+    int asked = 0, windows = 0, kept = 0;
+    p.should_abort = abort_at_third, p.should_abort_user = &asked;
+    hark_context *c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == HARK_ERR_ABORTED, "not aborted");
+    CHECK(strcmp(hark_last_error(c), "tests/data/clip.wav: transcription aborted") == 0, "%s",
+          hark_last_error(c));
+    char text[4096] = "";
+    for (int i = 0; i < hark_n_segments(full); i++) {
+        windows += !i || hark_segment_seek(full, i) != hark_segment_seek(full, i - 1);
+        if (windows < 3) {
+            kept++;
+            strncat(text, hark_segment_text(full, i), sizeof text - strlen(text) - 1);
+        }
+    }
+    CHECK(asked == 3 && windows >= 3, "asked %d times, %d windows", asked, windows);
+    CHECK(hark_n_segments(c) == kept && kept > 0, "%d segments kept, the full run's first two "
+          "windows have %d", hark_n_segments(c), kept);
+    CHECK(strcmp(hark_text(c), text) == 0, "text \"%s\", want \"%s\"", hark_text(c), text);
+    hark_context_free(c);
+    hark_context_free(full);
+}
+
 int main(void)
 {
     char err[512];
@@ -182,6 +217,7 @@ int main(void)
             test_silence_rule(m);
             test_on_segment(m);
             test_on_progress(m);
+            test_should_abort(m);
         }
         hark_context_free(c);
         hark_model_free(m);

@@ -103,6 +103,14 @@ URL2=$(url_of "$TMP/log2")
 exec 4<>"/dev/tcp/127.0.0.1/${URL2##*:}"
 expect_eq "-j 2 beside an idle peer" "$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' -F file=@$S1 "$URL2/inference")" 200
 exec 4<&-
+# a peer that gives up waiting (curl's 0.5 s for 195 s of speech) stops the transcription
+# at the next window (should_abort), logged as nginx's 499; the server goes on
+L=samples/long-espeak-en-us.wav
+sox $L $L $L "$TMP/long3.wav"
+curl -s --max-time 0.5 -o /dev/null -F file=@"$TMP/long3.wav" "$URL2/inference"
+expect_eq "after a peer gave up" "$(post "$URL2/health")" 200
+for _ in $(seq 300); do grep -q ' 499 (' "$TMP/log2" && break; sleep 0.1; done
+grep -q '^hark: POST /inference 499 (' "$TMP/log2" && ok || bad "no 499: $(cat "$TMP/log2")"
 kill -TERM $pid2; wait $pid2; expect_eq "-j 2: SIGTERM" $? 0
 grep -q 'Sanitizer' "$TMP/log2" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log2" | head)" || ok
 
