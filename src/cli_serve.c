@@ -100,6 +100,8 @@ static int unit_field(const http_request *r, const char *name, char *buf, size_t
     return *buf && !*end && *x >= 0 && *x <= 1 ? 1 : -1;
 }
 
+_Static_assert(HARK_MAX_TEMPERATURES == 16, "temperatures() says 16 in its error");
+
 /* OpenAI's temperature T: above 0, openai's ladder from T in steps of 0.2; with
  * whisper.cpp's temperature_inc X, the ladder from T (0 if not given) in steps
  * of X, X = 0 being T alone (no fallback). */
@@ -118,7 +120,6 @@ static const char *temperatures(const http_request *r, request_options *q, hark_
         p->temperatures[0] = t;
     } else if ((has_inc || t > 0) && cli_temperature_ladder(p, t, has_inc ? inc : 0.2)) {
         return "temperature_inc: more than 16 temperatures from temperature to 1";
-    _Static_assert(HARK_MAX_TEMPERATURES == 16, "the message above says 16");
     }
     return NULL;
 }
