@@ -207,6 +207,11 @@ void http_linger(int fd)
         ;
 }
 
+void http_respond(int fd, int status, const char *content_type, const char *body, size_t len)
+{
+    http_respond_with(fd, status, NULL, content_type, body, len);
+}
+
 void http_request_free(http_request *r)
 {
     free(r->head);
@@ -217,6 +222,7 @@ void http_request_free(http_request *r)
 static const char *reason_phrase(int status)
 {
     switch (status) {
+    case 204: return "No Content";
     case 200: return "OK";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
@@ -234,15 +240,26 @@ static const char *reason_phrase(int status)
     }
 }
 
-void http_respond(int fd, int status, const char *content_type, const char *body, size_t len)
+static const char *always_sent = "";
+
+void http_always_send(const char *lines)
 {
-    char head[320];
+    always_sent = lines ? lines : "";
+}
+
+void http_respond_with(int fd, int status, const char *extra, const char *content_type,
+                       const char *body, size_t len)
+{
+    char head[1536], length[48] = "";
+    if (status != 204) /* which has no body, and says no length */
+        snprintf(length, sizeof length, "Content-Length: %zu\r\n", len);
     int k = snprintf(head, sizeof head,
-                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n%s%s%s%s"
                      "Connection: close\r\n\r\n",
-                     status, reason_phrase(status), content_type, len,
-                     status == 401 ? "WWW-Authenticate: Bearer\r\n" : "");
-    send(fd, head, (size_t)k, MSG_NOSIGNAL);
+                     status, reason_phrase(status), content_type, length,
+                     status == 401 ? "WWW-Authenticate: Bearer\r\n" : "", always_sent,
+                     extra ? extra : "");
+    send(fd, head, (size_t)k < sizeof head ? (size_t)k : sizeof head - 1, MSG_NOSIGNAL);
     for (size_t at = 0; at < len;) {
         ssize_t sent = send(fd, body + at, len - at, MSG_NOSIGNAL);
         if (sent <= 0)

@@ -37,6 +37,12 @@ void http_linger(int fd);
 void http_request_free(http_request *r);
 /* Sends a whole response and closes nothing (a 401 says "WWW-Authenticate: Bearer"). */
 void http_respond(int fd, int status, const char *content_type, const char *body, size_t len);
+/* The same with extra header lines ("Name: value\r\n"..., up to 1 kB in all). */
+void http_respond_with(int fd, int status, const char *extra, const char *content_type,
+                       const char *body, size_t len);
+/* Header lines that every response carries from now on (hark serve's --cors), set
+ * before any connection is served; NULL for none.  lines must outlive them. */
+void http_always_send(const char *lines);
 
 /* The multipart/form-data field called name: its bytes and, for a file, its
  * file name ("" when none).  Returns 0, or -1 when the body has no such field. */

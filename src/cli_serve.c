@@ -43,6 +43,8 @@ static const char SERVE_USAGE[] =
     "                       and no N s without a byte (408 otherwise; default 30)\n"
     "  --api-key KEY        transcription needs \"Authorization: Bearer KEY\" (repeatable)\n"
     "  --api-key-file FILE  the keys in FILE, one a line (kept out of the process list)\n"
+    "  --cors ORIGIN        browsers may call from ORIGIN (https://app.example, or * for\n"
+    "                       any): Access-Control-Allow-Origin, OPTIONS preflights answered\n"
     "  the model and decoding options of hark --help (-m, -t, --vad, --beam-size...) hold\n"
     "  for every request\n";
 
@@ -56,6 +58,7 @@ typedef struct server {
     hark_model *model;
     hark_params params;
     char *keys[MAX_KEYS]; /* API keys; none: no authentication */
+    char cors[300];       /* "Access-Control-Allow-Origin: ...\r\n", or "" */
     int n_keys;
 } server;
 
@@ -350,7 +353,7 @@ static int same_secret(const char *a, const char *b)
  * keys; else why not. */
 static const char *unauthorized(const server *s, const http_request *r)
 {
-    if (!s->n_keys || !is_transcription(r) || !strcmp(r->method, "GET"))
+    if (!s->n_keys || !is_transcription(r) || strcmp(r->method, "POST"))
         return NULL;
     const char *v = r->authorization;
     if (!*v)
@@ -368,6 +371,13 @@ static int route(const server *s, int fd, const http_request *r)
 {
     int transcription = is_transcription(r);
     int health = !strcmp(r->path, "/health");
+    if ((transcription || health) && *s->cors && !strcmp(r->method, "OPTIONS")) {
+        /* a browser's preflight: what it may send (OpenAI's SDK: Authorization) */
+        http_respond_with(fd, 204, "Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n"
+                          "Access-Control-Allow-Headers: authorization, content-type\r\n"
+                          "Access-Control-Max-Age: 600\r\n", "text/plain", "", 0);
+        return 204;
+    }
     if (health && !strcmp(r->method, "GET")) {
         http_respond(fd, 200, "application/json", "{\"status\":\"ok\"}", 15);
         return 200;
@@ -536,14 +546,21 @@ static int *int_option(server *s, const char *a, int *lo, int *hi)
     return NULL;
 }
 
-/* Adds an API key: printable ASCII without spaces, as a header carries it whole. */
+/* 1 to max printable ASCII characters without spaces: what a header value can
+ * carry whole. */
+static int header_token(const char *v, size_t max)
+{
+    size_t n = strlen(v);
+    for (size_t i = 0; i < n; i++)
+        if (v[i] <= ' ' || v[i] > '~')
+            return 0;
+    return n > 0 && n <= max;
+}
+
+/* Adds an API key. */
 static int add_key(server *s, const char *key, const char *from)
 {
-    size_t n = strlen(key);
-    for (size_t i = 0; i < n; i++)
-        if (key[i] <= ' ' || key[i] > '~')
-            n = 0;
-    if (n == 0 || n > MAX_KEY_LEN || s->n_keys == MAX_KEYS) {
+    if (!header_token(key, MAX_KEY_LEN) || s->n_keys == MAX_KEYS) {
         fprintf(stderr, "hark: serve: %s: %s\n", from,
                 s->n_keys == MAX_KEYS ? "more than 16 API keys"
                                       : "an API key is 1 to 256 printable characters, no spaces");
@@ -600,6 +617,14 @@ static int parse(server *s, int argc, char **argv)
             if (add_key_file(s, v))
                 return 1;
             i++;
+        } else if (v && !strcmp(a, "--cors")) {
+            if (!header_token(v, 256)) {
+                fprintf(stderr, "hark: serve: --cors: an origin is 1 to 256 printable "
+                                "characters, no spaces (https://app.example, or *)\n");
+                return 2;
+            }
+            snprintf(s->cors, sizeof s->cors, "Access-Control-Allow-Origin: %s\r\n", v);
+            i++;
         }
         else if (number) {
             if (cli_int_arg(v, lo, hi, number)) {
@@ -644,6 +669,7 @@ int cli_serve_main(int argc, char **argv)
         s.params = s.o.params;
         s.params.vad = vad;
         s.listener = listen_on(&s);
+        http_always_send(s.cors);
     }
     if (s.listener >= 0) {
         serve(&s);

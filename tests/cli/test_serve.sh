@@ -80,6 +80,10 @@ expect_eq "language=English" "$(post -F file=@$S1 -F language=English "$URL/infe
 err "unknown path" 404 "no such endpoint: POST /inference, POST /v1/audio/transcriptions, POST /v1/audio/translations, GET /health" "$URL/x"
 err "GET /inference" 405 "method not allowed: POST /inference, /v1/audio/transcriptions and /v1/audio/translations, GET /health" \
     "$URL/inference"
+# without --cors: no preflight, no Access-Control header
+err "OPTIONS without --cors" 405 "method not allowed: POST /inference, /v1/audio/transcriptions and /v1/audio/translations, GET /health" \
+    -X OPTIONS "$URL/inference"
+expect_eq "no CORS header" "$(curl -s -D - -o /dev/null "$URL/health" | grep -ci '^access-control')" 0
 err "over --max-upload-mb 1" 413 "the body is larger than --max-upload-mb allows" \
     -F file=@samples/long-espeak-en-us.wav "$URL/inference"
 err "chunked" 411 "send the body with a Content-Length, not chunked" -H "Transfer-Encoding: chunked" \
@@ -151,7 +155,8 @@ grep -q 'Sanitizer' "$TMP/log4" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/lo
 # stored, and answered whole: a body sent without waiting for 100 Continue is read and
 # dropped); /health and the 404s need none
 printf '  k-file-1  \n\n\tk-file-2\r\n' >"$TMP/keys"
-"$HARK" serve --port 0 --timeout 2 --api-key k-arg --api-key-file "$TMP/keys" 2>"$TMP/log3" &
+"$HARK" serve --port 0 --timeout 2 --api-key k-arg --api-key-file "$TMP/keys" --cors https://app.example \
+    2>"$TMP/log3" &
 pid3=$!
 URL3=$(url_of "$TMP/log3")
 want_text="200:{\"text\":$(grep -o '^{"text":"[^"]*"' "$TMP/cli.json" | cut -c9-)}"
@@ -173,6 +178,18 @@ denied "a 900 kB body, no 100-continue" "incorrect API key" -H "Expect:" -H "Aut
 expect_eq "a 401 says WWW-Authenticate" "$(curl -s -D - -o /dev/null -F file=@$S1 "$URL3/inference" |
     grep -i '^www-authenticate' | tr -d '\r')" "WWW-Authenticate: Bearer"
 expect_eq "/health without a key" "$(post "$URL3/health")" 200
+# --cors ORIGIN: every answer allows the origin (a 401's too, so that the page can read it),
+# and a browser's preflight (no key: browsers send none) is answered 204
+headers() { curl -s -D - -o /dev/null "$@" | tr -d '\r' | grep -i '^HTTP/\|^access-control' | tr '\n' '|'; }
+expect_eq "--cors: a preflight" "$(headers -X OPTIONS -H 'Origin: https://app.example' \
+    -H 'Access-Control-Request-Method: POST' -H 'Access-Control-Request-Headers: authorization' \
+    "$URL3/v1/audio/transcriptions")" "HTTP/1.1 204 No Content|Access-Control-Allow-Origin: https://app.example|\
+Access-Control-Allow-Methods: GET, POST, OPTIONS|Access-Control-Allow-Headers: authorization, content-type|\
+Access-Control-Max-Age: 600|"
+expect_eq "--cors: a 401" "$(headers -F file=@$S1 "$URL3/inference")" \
+    "HTTP/1.1 401 Unauthorized|Access-Control-Allow-Origin: https://app.example|"
+expect_eq "--cors: a transcription" "$(headers -H 'Authorization: Bearer k-arg' -F file=@$S1 "$URL3/inference")" \
+    "HTTP/1.1 200 OK|Access-Control-Allow-Origin: https://app.example|"
 expect_eq "a 404 without a key" "$(post "$URL3/nope")" 404
 expect_eq "no key in the log" "$(grep -c 'k-arg\|k-file' "$TMP/log3")" 0
 # --timeout 2: a silent peer, a head sent a line every 0.5 s, a body that stops, and one
@@ -223,6 +240,8 @@ if grep -q '^0*1 .* lo$' /proc/net/if_inet6 2>/dev/null; then
 else
     skip "no IPv6 loopback"
 fi
+"$HARK" serve --cors "https://a b" 2>"$TMP/err"; expect_eq "--cors with a space" "$?:$(cat "$TMP/err")" \
+    "2:hark: serve: --cors: an origin is 1 to 256 printable characters, no spaces (https://app.example, or *)"
 "$HARK" serve --port 70000 2>"$TMP/err"; expect_eq "--port 70000" "$?:$(cat "$TMP/err")" \
     "2:hark: bad value for --port: 70000 (see hark --help)"
 "$HARK" serve --timeout 0 2>"$TMP/err"; expect_eq "--timeout 0" "$?:$(cat "$TMP/err")" \
