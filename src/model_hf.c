@@ -104,7 +104,7 @@ static int open_shards(hf_source *s, const char *dir, hark_error *e)
     if (exists(dir, "model.safetensors")) {
         join(path, sizeof path, dir, "model.safetensors");
         s->n_shards = 1;
-        return st_open(&s->shards[0], path, e);
+        return hark_st_open(&s->shards[0], path, e);
     }
     cJSON *idx;
     if (!exists(dir, "model.safetensors.index.json")) {
@@ -137,7 +137,7 @@ static int open_shards(hf_source *s, const char *dir, hark_error *e)
         if (s->n_shards == MAX_SHARDS)
             rc = hark_fail(e, HARK_ERR_FORMAT, "%s: more than %d shards", path, MAX_SHARDS);
         else
-            rc = st_open(&s->shards[s->n_shards++], shard, e);
+            rc = hark_st_open(&s->shards[s->n_shards++], shard, e);
     }
     cJSON_Delete(idx);
     return rc;
@@ -189,7 +189,7 @@ static int lookup(void *source, const char *name, hark_raw_tensor *t)
     char hf[300];
     hf_name(name, hf, sizeof hf);
     for (int i = 0; i < s->n_shards; i++) {
-        const st_tensor *st = st_find(&s->shards[i], hf);
+        const st_tensor *st = hark_st_find(&s->shards[i], hf);
         if (!st)
             continue;
         if ((int)st->raw.type < 0) {
@@ -500,7 +500,7 @@ int hark_load_hf(hark_model *m, const char *dir, hark_error *e)
     for (int i = 0; i < s->n_shards; i++) {
         if (!rc && !hark_model_add_map(m, &s->shards[i].map))
             memset(&s->shards[i].map, 0, sizeof(hark_map)); /* the model owns it now */
-        st_close(&s->shards[i]);
+        hark_st_close(&s->shards[i]);
     }
     free(s);
     return rc;

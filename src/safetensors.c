@@ -108,7 +108,7 @@ static int parse_header(st_file *f, const char *json, size_t len, hark_error *e)
     return rc ? rc : check_overlap(f, e);
 }
 
-int st_open(st_file *f, const char *path, hark_error *e)
+int hark_st_open(st_file *f, const char *path, hark_error *e)
 {
     memset(f, 0, sizeof *f);
     snprintf(f->path, sizeof f->path, "%s", path);
@@ -130,14 +130,14 @@ int st_open(st_file *f, const char *path, hark_error *e)
     return parse_header(f, (const char *)d + 8, (size_t)n, e);
 }
 
-void st_close(st_file *f)
+void hark_st_close(st_file *f)
 {
     free(f->tensors);
     f->tensors = NULL;
     hark_map_release(&f->map);
 }
 
-const st_tensor *st_find(const st_file *f, const char *name)
+const st_tensor *hark_st_find(const st_file *f, const char *name)
 {
     for (int i = 0; i < f->n; i++)
         if (strcmp(f->tensors[i].name, name) == 0)

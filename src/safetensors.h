@@ -20,8 +20,8 @@ typedef struct st_file {
     int n;
 } st_file;
 
-int st_open(st_file *f, const char *path, hark_error *e);
-void st_close(st_file *f);
-const st_tensor *st_find(const st_file *f, const char *name);
+int hark_st_open(st_file *f, const char *path, hark_error *e);
+void hark_st_close(st_file *f);
+const st_tensor *hark_st_find(const st_file *f, const char *name);
 
 #endif

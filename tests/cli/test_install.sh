@@ -16,6 +16,13 @@ C
 cc -o "$TMP/use" "$TMP/use.c" $(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs hark) -Wl,-rpath,"$P/lib" 2>"$TMP/cc"
 expect_eq "links against the installed library" $? 0
 expect_eq "runs" "$("$TMP/use")" "5 1"
+# the libraries define no global symbol outside hark_ (a program's own st_open or
+# gelu must not clash with them)
+for lib in libhark.a libhark.so; do
+    expect_eq "$lib: symbols outside hark_" "$(nm -g --defined-only "$P/lib/$lib" 2>/dev/null |
+        awk 'NF == 3 && $2 ~ /[A-Z]/ && $2 != "U" && $2 != "w" && $2 != "W" {print $3}' |
+        grep -v '^hark_' | grep -v '^_' | tr '\n' ' ')" ""
+done
 # the installed hark finds the installed default model, from any directory
 if [ -f models/hark-en-tiny/config.json ]; then
     [ -f "$P/share/hark/hark-en-tiny/config.json" ] && ok || bad "default model not installed"
