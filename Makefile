@@ -8,7 +8,8 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-ALL_CFLAGS = $(WARN) $(CFLAGS) -fPIC -Iinclude -Isrc $(PKG_CFLAGS)
+# hidden: libhark.so exports hark.h's declarations alone (its visibility pragma)
+ALL_CFLAGS = $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Isrc $(PKG_CFLAGS)
 SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDLIBS = $(PKG_LIBS) -lm -lpthread
 

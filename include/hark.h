@@ -17,6 +17,13 @@
 extern "C" {
 #endif
 
+/* libhark.so exports what this header declares and nothing else: the library is
+ * built with -fvisibility=hidden, and these declarations make their definitions
+ * visible. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define HARK_VERSION "0.1.0"
 #define HARK_SAMPLE_RATE 16000
 
@@ -219,6 +226,10 @@ int hark_vad_speech_spans(const hark_vad *vad, const hark_params *params, const 
 
 /* Reads an audio file into mono 16 kHz float samples (caller frees with free()). */
 int hark_read_audio(const char *path, float **samples, size_t *n_samples, char *err, size_t errlen);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

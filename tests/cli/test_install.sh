@@ -18,11 +18,13 @@ expect_eq "links against the installed library" $? 0
 expect_eq "runs" "$("$TMP/use")" "5 1"
 # the libraries define no global symbol outside hark_ (a program's own st_open or
 # gelu must not clash with them)
-for lib in libhark.a libhark.so; do
-    expect_eq "$lib: symbols outside hark_" "$(nm -g --defined-only "$P/lib/$lib" 2>/dev/null |
-        awk 'NF == 3 && $2 ~ /[A-Z]/ && $2 != "U" && $2 != "w" && $2 != "W" {print $3}' |
-        grep -v '^hark_' | grep -v '^_' | tr '\n' ' ')" ""
-done
+expect_eq "libhark.a: symbols outside hark_" "$(nm -g --defined-only "$P/lib/libhark.a" 2>/dev/null |
+    awk 'NF == 3 && $2 ~ /[A-Z]/ && $2 != "U" && $2 != "w" && $2 != "W" {print $3}' |
+    grep -v '^hark_' | grep -v '^_' | tr '\n' ' ')" ""
+# and libhark.so exports exactly the functions hark.h declares
+expect_eq "libhark.so exports hark.h" \
+    "$(nm -D --defined-only "$P/lib/libhark.so" | awk '$2 == "T" {print $3}' | sort | tr '\n' ' ')" \
+    "$(grep -oE '\bhark_[a-z0-9_]+\(' include/hark.h | tr -d '(' | sort -u | tr '\n' ' ')"
 # the installed hark finds the installed default model, from any directory
 if [ -f models/hark-en-tiny/config.json ]; then
     [ -f "$P/share/hark/hark-en-tiny/config.json" ] && ok || bad "default model not installed"
