@@ -2,7 +2,7 @@
  * OpenAI's audio API take it: POST /inference, /v1/audio/transcriptions or
  * /v1/audio/translations with a multipart/form-data body whose "file" is the
  * audio (and optionally response_format, language, prompt, temperature,
- * timestamp_granularities[], and whisper.cpp's translate and temperature_inc),
+ * timestamp_granularities[], and whisper.cpp's fields that hark has),
  * GET /health.  One model, loaded once; -j N requests are served at once (one
  * by default), each in a fresh context with the options hark serve was started
  * with; SIGINT or SIGTERM stops taking requests and lets those begun finish. */
@@ -30,8 +30,9 @@ static const char SERVE_USAGE[] =
     "  speech to text over HTTP until SIGINT or SIGTERM:\n"
     "    POST /inference, POST /v1/audio/transcriptions  multipart/form-data: file (the audio),\n"
     "      response_format (json, text, verbose_json, srt, vtt, tsv, csv, lrc), language,\n"
-    "      prompt, temperature, timestamp_granularities[] (word), translate (true, false),\n"
-    "      temperature_inc (the fallback ladder's step; 0: none)\n"
+    "      prompt, temperature, timestamp_granularities[] (word); whisper.cpp's translate,\n"
+    "      temperature_inc (the fallback ladder's step; 0: none), beam_size, best_of,\n"
+    "      no_timestamps, offset_t and duration (ms), max_len, diarize, logprob_thold\n"
     "    POST /v1/audio/translations  the same, translated to English (multilingual models)\n"
     "    GET /health\n"
     "  --host ADDR          address to listen on: IPv4, IPv6 (::1, ::) or a name\n"
@@ -89,18 +90,38 @@ static int text_field(const http_request *r, const char *name, char *out, size_t
 
 /* The per-request options from the form into p (pointing into the buffers). */
 typedef struct request_options {
-    char format[16], language[16], prompt[2048], temperature[32], temperature_inc[32];
-    char translate[8];
+    char format[16], language[16], prompt[2048];
+    char why[160]; /* a bad field's message */
 } request_options;
 
-/* A number field in [0, 1]: 1 into *x, 0 when absent, -1 when not such a number. */
-static int unit_field(const http_request *r, const char *name, char *buf, size_t n, float *x)
+/* A number field in [lo, hi]: 1 with it in *x, 0 when absent, -1 (why said) when
+ * it is no such number; whole: an integer. */
+static int number_field(const http_request *r, const char *name, double lo, double hi,
+                        int whole, double *x, request_options *q)
 {
-    if (!text_field(r, name, buf, n))
+    char v[40], *end;
+    if (!text_field(r, name, v, sizeof v))
         return 0;
-    char *end;
-    *x = strtof(buf, &end);
-    return *buf && !*end && *x >= 0 && *x <= 1 ? 1 : -1;
+    *x = strtod(v, &end);
+    if (*v && !*end && *x >= lo && *x <= hi && (!whole || *x == (long)*x))
+        return 1;
+    snprintf(q->why, sizeof q->why, whole ? "%s is a whole number from %.0f to %.0f"
+                                          : "%s is a number from %g to %g", name, lo, hi);
+    return -1;
+}
+
+/* whisper.cpp's boolean field: true, 1, yes, y or false, 0, no, n. */
+static int bool_field(const http_request *r, const char *name, int *x, request_options *q)
+{
+    char v[8];
+    if (!text_field(r, name, v, sizeof v))
+        return 0;
+    static const char *const words[] = {"false", "0", "no", "n", "true", "1", "yes", "y"};
+    for (int i = 0; i < 8; i++)
+        if (!strcmp(v, words[i]))
+            return *x = i >= 4, 1;
+    snprintf(q->why, sizeof q->why, "%s is true or false", name);
+    return -1;
 }
 
 _Static_assert(HARK_MAX_TEMPERATURES == 16, "temperatures() says 16 in its error");
@@ -110,21 +131,62 @@ _Static_assert(HARK_MAX_TEMPERATURES == 16, "temperatures() says 16 in its error
  * of X, X = 0 being T alone (no fallback). */
 static const char *temperatures(const http_request *r, request_options *q, hark_params *p)
 {
-    float t = 0, inc = 0;
-    int has_t = unit_field(r, "temperature", q->temperature, sizeof q->temperature, &t);
-    int has_inc = unit_field(r, "temperature_inc", q->temperature_inc, sizeof q->temperature_inc,
-                             &inc);
-    if (has_t < 0)
-        return "temperature is a number from 0 to 1";
-    if (has_inc < 0)
-        return "temperature_inc is a number from 0 to 1";
+    double t = 0, inc = 0;
+    int has_inc = 0;
+    if (number_field(r, "temperature", 0, 1, 0, &t, q) < 0 ||
+        (has_inc = number_field(r, "temperature_inc", 0, 1, 0, &inc, q)) < 0)
+        return q->why;
     if (has_inc && inc == 0) {
         p->n_temperatures = 1;
-        p->temperatures[0] = t;
+        p->temperatures[0] = (float)t;
     } else if ((has_inc || t > 0) && cli_temperature_ladder(p, t, has_inc ? inc : 0.2)) {
         return "temperature_inc: more than 16 temperatures from temperature to 1";
     }
     return NULL;
+}
+
+/* offset_t and duration, whisper.cpp's milliseconds: a clip of the file. */
+static const char *offset_and_duration(const http_request *r, request_options *q, hark_params *p)
+{
+    double offset = 0, duration = 0;
+    if (number_field(r, "offset_t", 0, 1e9, 1, &offset, q) < 0 ||
+        number_field(r, "duration", 0, 1e9, 1, &duration, q) < 0)
+        return q->why;
+    if (offset > 0 || duration > 0) {
+        p->clip_timestamps[0] = (float)(offset / 1000);
+        p->clip_timestamps[1] = (float)((offset + duration) / 1000);
+        p->n_clip_timestamps = duration > 0 ? 2 : 1; /* one: to the end */
+    }
+    return NULL;
+}
+
+/* The other fields of whisper.cpp's server that hark has: beam_size (-1, its
+ * default, or 1: greedy), best_of, no_timestamps, max_len (cut between words,
+ * whisper.cpp's split_on_word), diarize, logprob_thold. */
+static const char *whispercpp_fields(const http_request *r, request_options *q, hark_params *p)
+{
+    double beam, best_of, max_len, logprob;
+    int flag, rc;
+    if ((rc = number_field(r, "beam_size", -1, 64, 1, &beam, q)) < 0)
+        return q->why;
+    p->beam_size = rc ? (beam > 1 ? (int)beam : 1) : p->beam_size;
+    if ((rc = number_field(r, "best_of", 1, 64, 1, &best_of, q)) < 0)
+        return q->why;
+    p->best_of = rc ? (int)best_of : p->best_of;
+    if ((rc = bool_field(r, "no_timestamps", &flag, q)) < 0)
+        return q->why;
+    p->timestamps = rc ? !flag : p->timestamps;
+    if ((rc = number_field(r, "max_len", 0, 100000, 1, &max_len, q)) < 0)
+        return q->why;
+    if (rc && max_len > 0)
+        p->max_len = (int)max_len, p->word_timestamps = 1;
+    if ((rc = bool_field(r, "diarize", &flag, q)) < 0)
+        return q->why;
+    p->diarize = rc ? flag : p->diarize;
+    if ((rc = number_field(r, "logprob_thold", -1e6, 0, 0, &logprob, q)) < 0)
+        return q->why;
+    p->logprob_threshold = rc ? (float)logprob : p->logprob_threshold;
+    return offset_and_duration(r, q, p);
 }
 
 static const char *apply_options(const http_request *r, request_options *q, hark_params *p)
@@ -138,17 +200,16 @@ static const char *apply_options(const http_request *r, request_options *q, hark
         p->language = q->language;
     if (text_field(r, "prompt", q->prompt, sizeof q->prompt) && *q->prompt)
         p->initial_prompt = q->prompt;
-    if (text_field(r, "translate", q->translate, sizeof q->translate)) { /* whisper.cpp's */
-        int yes = !strcmp(q->translate, "true") || !strcmp(q->translate, "1");
-        if (!yes && strcmp(q->translate, "false") && strcmp(q->translate, "0"))
-            return "translate is true or false";
-        p->translate = yes;
-    }
+    int translate, rc = bool_field(r, "translate", &translate, q); /* whisper.cpp's */
+    if (rc < 0)
+        return q->why;
+    p->translate = rc ? translate : p->translate;
     form_field g; /* OpenAI's SDK sends one field for each granularity */
     for (int found = http_form_field(r, "timestamp_granularities[]", &g) == 0; found;
          found = http_form_next(r, "timestamp_granularities[]", &g) == 0)
         p->word_timestamps |= g.len == 4 && memcmp(g.data, "word", 4) == 0;
-    return temperatures(r, q, p);
+    const char *bad = temperatures(r, q, p);
+    return bad ? bad : whispercpp_fields(r, q, p);
 }
 
 /* The upload under a temporary name keeping its extension (which names the
@@ -289,12 +350,12 @@ static int transcribe(const server *s, int fd, const http_request *r)
     form_field file;
     request_options q;
     hark_params p = s->params;
-    p.translate |= !strcmp(r->path, "/v1/audio/translations");
     char path[512], msg[700];
     const char *bad = http_form_field(r, "file", &file)
                           ? "the body holds no \"file\": send multipart/form-data with the audio "
                             "as its \"file\" field"
                           : apply_options(r, &q, &p);
+    p.translate |= !strcmp(r->path, "/v1/audio/translations");
     if (!bad && p.translate && !hark_model_is_multilingual(s->model))
         bad = "this server's model is English-only: it cannot translate";
     if (bad) {

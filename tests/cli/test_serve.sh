@@ -70,7 +70,7 @@ err "an m4a" 400 "talk.m4a: $("$HARK" -q "$TMP/talk.m4a" 2>&1 | sed "s|^hark: $T
 err "format" 400 "response_format is one of json, text, verbose_json, srt, vtt, tsv, csv, lrc" \
     -F file=@$S1 -F response_format=docx "$URL/inference"
 err "temperature" 400 "temperature is a number from 0 to 1" -F file=@$S1 -F temperature=2 "$URL/inference"
-err "translate=yes" 400 "translate is true or false" -F file=@$S1 -F translate=yes "$URL/inference"
+err "translate=maybe" 400 "translate is true or false" -F file=@$S1 -F translate=maybe "$URL/inference"
 err "translations, English-only" 400 "this server's model is English-only: it cannot translate" \
     -F file=@$S1 "$URL/v1/audio/translations"
 err "language" 400 'sample01-en-us.wav: unknown language \"klingon\": a Whisper language code (en, de, ...) or its name (English, German, ...)' \
@@ -132,21 +132,40 @@ post -F file=@$C -F translate=false "$URL4/inference" >/dev/null
 [ "$(cat "$TMP/body")" != "$translated" ] && ok || bad "translate=false translated"
 post -F file=@$C -F response_format=verbose_json "$URL4/v1/audio/translations" >/dev/null
 expect_eq "verbose_json task" "$(grep -o '^{"task":"[a-z]*"' "$TMP/body")" '{"task":"translate"'
-# whisper.cpp's temperature_inc: the fallback ladder's step from temperature, 0 for none
-# (this random model falls back): the srt of the command line's same ladder
-ladder() { # FORM-FIELDS... -- CLI-OPTIONS...
-    local form=()
-    while [ "$1" != -- ]; do form+=(-F "$1"); shift; done; shift
-    post -F file=@$C -F response_format=srt "${form[@]}" "$URL4/inference" >/dev/null
-    cmp -s "$TMP/body" <("$HARK" -q -m $M -f srt "$@" $C) && ok || bad "ladder ${form[*]}: $(head -c 200 "$TMP/body")"
+# whisper.cpp's fields: each answer is the command line's with hark's option for it
+# (this random model falls back, so temperature_inc, best_of and logprob_thold show)
+like_cli() { # URL FILE FORMAT "CLI-OPTIONS" FORM-FIELDS...
+    local url=$1 file=$2 fmt=$3 cli=$4 form=(); shift 4
+    for f in "$@"; do form+=(-F "$f"); done
+    post -F file=@"$file" -F response_format=$fmt "${form[@]}" "$url/inference" >/dev/null
+    cmp -s "$TMP/body" <("$HARK" -q -f $fmt $cli "$file") && ok || bad "$*: $(head -c 200 "$TMP/body")"
 }
-ladder temperature_inc=0 -- --temperature 0
-ladder temperature=0.3 temperature_inc=0.3 -- --temperature 0.3 --temperature-increment-on-fallback 0.3
-ladder temperature=0.3 -- --temperature 0.3 --temperature-increment-on-fallback 0.2
+like_cli $URL4 $C srt "-m $M --temperature 0" temperature_inc=0
+like_cli $URL4 $C srt "-m $M --temperature 0.3 --temperature-increment-on-fallback 0.3" temperature=0.3 temperature_inc=0.3
+like_cli $URL4 $C srt "-m $M --temperature 0.3 --temperature-increment-on-fallback 0.2" temperature=0.3
 "$HARK" -q -m $M -f srt --temperature 0 $C | cmp -s - "$TMP/body" && bad "no fallback at temperature 0.3" || ok
 err "temperature_inc=x" 400 "temperature_inc is a number from 0 to 1" -F file=@$C -F temperature_inc=x "$URL4/inference"
 err "temperature_inc=0.01" 400 "temperature_inc: more than 16 temperatures from temperature to 1" \
     -F file=@$C -F temperature_inc=0.01 "$URL4/inference"
+like_cli $URL4 $C srt "-m $M --best-of 2" best_of=2
+like_cli $URL4 $C srt "-m $M --no-timestamps" no_timestamps=true
+like_cli $URL4 $C srt "-m $M --clip-timestamps 1,4" offset_t=1000 duration=3000
+like_cli $URL4 $C srt "-m $M --clip-timestamps 2.5" offset_t=2500
+like_cli $URL4 $C srt "-m $M --max-len 10" max_len=10
+like_cli $URL4 $C srt "-m $M --logprob-threshold -5" logprob_thold=-5
+"$HARK" -q -m $M -f srt $C | cmp -s - "$TMP/body" && bad "logprob_thold=-5 changed nothing" || ok
+# beam_size on the default model, whose greedy and beam answers differ (-1: greedy, as
+# whisper.cpp's default); diarize on a stereo file, its speaker in the vtt
+S9=samples/sample09-rms.wav
+like_cli $URL $S9 srt "--beam-size 1" beam_size=1
+like_cli $URL $S9 srt "--beam-size 1" beam_size=-1
+like_cli $URL $S9 srt "--beam-size 2" beam_size=2
+sox -M $S1 "|sox -n -r 16000 -c 1 -p trim 0 3.63" "$TMP/stereo.wav"
+like_cli $URL "$TMP/stereo.wav" vtt "--diarize" diarize=true
+grep -q '<v Speaker0>' "$TMP/body" && ok || bad "diarize: no speaker: $(cat "$TMP/body")"
+err "beam_size=x" 400 "beam_size is a whole number from -1 to 64" -F file=@$S1 -F beam_size=x "$URL/inference"
+err "offset_t=-5" 400 "offset_t is a whole number from 0 to 1000000000" -F file=@$S1 -F offset_t=-5 "$URL/inference"
+err "no_timestamps=maybe" 400 "no_timestamps is true or false" -F file=@$S1 -F no_timestamps=maybe "$URL/inference"
 kill -TERM $pid4; wait $pid4; expect_eq "translations: SIGTERM" $? 0
 grep -q 'Sanitizer' "$TMP/log4" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log4" | head)" || ok
 
