@@ -428,6 +428,20 @@ static const char *unauthorized(const server *s, const http_request *r)
     return match ? NULL : "incorrect API key";
 }
 
+/* GET /: a page to try the server from a browser, as whisper.cpp's server has (a
+ * form cannot send an API key: with --api-key it is answered 401). */
+static const char HOME_PAGE[] =
+    "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>hark serve</title></head>\n"
+    "<body><h1>hark serve</h1>\n"
+    "<form action=\"/inference\" method=\"post\" enctype=\"multipart/form-data\">\n"
+    "<p><input type=\"file\" name=\"file\" accept=\"audio/*\" required></p>\n"
+    "<p><select name=\"response_format\"><option>text</option><option>json</option>"
+    "<option>verbose_json</option><option>srt</option><option>vtt</option>"
+    "<option>tsv</option></select> <input type=\"submit\" value=\"Transcribe\"></p>\n"
+    "</form>\n<pre>curl -F file=@talk.wav http://HOST:PORT/inference\n"
+    "curl -F file=@talk.wav -F response_format=srt http://HOST:PORT/v1/audio/transcriptions"
+    "</pre>\n</body></html>\n";
+
 static int route(const server *s, int fd, const http_request *r)
 {
     int transcription = is_transcription(r);
@@ -441,6 +455,10 @@ static int route(const server *s, int fd, const http_request *r)
     }
     if (health && !strcmp(r->method, "GET")) {
         http_respond(fd, 200, "application/json", "{\"status\":\"ok\"}", 15);
+        return 200;
+    }
+    if (!strcmp(r->path, "/") && !strcmp(r->method, "GET")) {
+        http_respond(fd, 200, "text/html; charset=utf-8", HOME_PAGE, sizeof HOME_PAGE - 1);
         return 200;
     }
     if (transcription && !strcmp(r->method, "POST"))

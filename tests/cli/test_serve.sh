@@ -21,6 +21,11 @@ URL=$(url_of "$TMP/log")
 post() { curl -s -o "$TMP/body" -w '%{http_code}' "$@"; }
 
 expect_eq "GET /health" "$(post "$URL/health"):$(cat "$TMP/body")" '200:{"status":"ok"}'
+# GET /: a page whose form posts the file to /inference, as a browser would send it
+expect_eq "GET /" "$(post "$URL/")" 200
+grep -q '<form action="/inference" method="post" enctype="multipart/form-data">' "$TMP/body" &&
+    grep -q '<input type="file" name="file"' "$TMP/body" && grep -q '<select name="response_format">' "$TMP/body" &&
+    ok || bad "GET /: $(head -c 300 "$TMP/body")"
 # json: the text; verbose_json, srt: the same bytes as hark's own writers
 "$HARK" -q -f json $S1 >"$TMP/cli.json"
 expect_eq "POST /inference" "$(post -F file=@$S1 "$URL/inference"):$(cat "$TMP/body")" \
