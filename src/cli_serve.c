@@ -479,8 +479,8 @@ static void printable(char *text)
             *c = '?';
 }
 
-/* One connection: a request, its answer, a line on stderr. */
-static void serve_one(const server *s, int fd)
+/* One connection from peer (its address): a request, its answer, a line on stderr. */
+static void serve_one(const server *s, int fd, const char *peer)
 {
     struct timeval limit = {s->limits.timeout_s, 0}; /* a peer that stops reading is dropped */
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
@@ -500,7 +500,7 @@ static void serve_one(const server *s, int fd)
     printable(r.method);
     printable(r.path);
     if (!s->o.quiet)
-        fprintf(stderr, "hark: %s %s %d (%.2f s)\n", *r.method ? r.method : "-",
+        fprintf(stderr, "hark: %s %s %s %d (%.2f s)\n", peer, *r.method ? r.method : "-",
                 *r.path ? r.path : "-", status,
                 (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
     http_request_free(&r);
@@ -575,14 +575,19 @@ static void *accept_loop(void *arg)
 {
     const server *s = arg;
     for (;;) {
-        int fd = accept(s->listener, NULL, NULL);
+        struct sockaddr_storage a;
+        socklen_t len = sizeof a;
+        char peer[NI_MAXHOST];
+        int fd = accept(s->listener, (struct sockaddr *)&a, &len);
         if (fd < 0 && (errno == EINVAL || errno == EBADF))
             return NULL; /* shut down: stopping */
         if (fd < 0) { /* a connection reset before it was taken, out of descriptors... */
             nanosleep(&(struct timespec){0, 10000000}, NULL);
             continue;
         }
-        serve_one(s, fd);
+        if (getnameinfo((struct sockaddr *)&a, len, peer, sizeof peer, NULL, 0, NI_NUMERICHOST))
+            snprintf(peer, sizeof peer, "-");
+        serve_one(s, fd, peer);
         http_linger(fd);
         close(fd);
     }

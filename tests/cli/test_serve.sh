@@ -8,6 +8,11 @@ if [ ! -f $MODEL/config.json ] || ! command -v curl >/dev/null; then
     skip "no default model or no curl"; summary serve; exit
 fi
 S1=samples/sample01-en-us.wav
+# Whether LOG has a line matching PATTERN within 30 s (a request's line follows its answer).
+logged() {
+    for _ in $(seq 300); do grep -q "$1" "$2" && return 0; sleep 0.1; done
+    return 1
+}
 # The URL that a server started with 2>LOG prints once it listens.
 url_of() {
     for _ in $(seq 100); do grep -q 'listening on' "$1" && break; sleep 0.1; done
@@ -101,7 +106,7 @@ exec 3<>"/dev/tcp/127.0.0.1/${URL##*:}"; printf 'GET /health HTTP/1.1\r\n' >&3; 
 exec 3<>"/dev/tcp/127.0.0.1/${URL##*:}"; printf 'GET /\033[31mred HTTP/1.1\r\n\r\n' >&3
 expect_eq "an escape in the path" "$(head -n 1 <&3 | tr -d '\r')" "HTTP/1.1 404 Not Found"; exec 3<&-
 expect_eq "still serving" "$(post "$URL/health")" 200
-grep -q '^hark: GET /?\[31mred 404 (' "$TMP/log" && ok || bad "the escape logged: $(cat -v "$TMP/log")"
+logged '^hark: 127.0.0.1 GET /?\[31mred 404 (' "$TMP/log" && ok || bad "the escape logged: $(cat -v "$TMP/log")"
 expect_eq "no upload left behind" "$(ls "$TMP/up" | wc -l)" 0
 
 # -j 2: a peer that connects and sends nothing holds one worker (for its 30 s), the
@@ -118,8 +123,7 @@ L=samples/long-espeak-en-us.wav
 sox $L $L $L "$TMP/long3.wav"
 curl -s --max-time 0.5 -o /dev/null -F file=@"$TMP/long3.wav" "$URL2/inference"
 expect_eq "after a peer gave up" "$(post "$URL2/health")" 200
-for _ in $(seq 300); do grep -q ' 499 (' "$TMP/log2" && break; sleep 0.1; done
-grep -q '^hark: POST /inference 499 (' "$TMP/log2" && ok || bad "no 499: $(cat "$TMP/log2")"
+logged '^hark: 127.0.0.1 POST /inference 499 (' "$TMP/log2" && ok || bad "no 499: $(cat "$TMP/log2")"
 kill -TERM $pid2; wait $pid2; expect_eq "-j 2: SIGTERM" $? 0
 grep -q 'Sanitizer' "$TMP/log2" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log2" | head)" || ok
 
@@ -260,6 +264,7 @@ if grep -q '^0*1 .* lo$' /proc/net/if_inet6 2>/dev/null; then
     pid6=$!
         URL6=$(url_of "$TMP/log6")
     expect_eq "--host ::1" "$(curl -s -g "$URL6/health")" '{"status":"ok"}'
+    logged '^hark: ::1 GET /health 200 (' "$TMP/log6" && ok || bad "the IPv6 peer's line: $(cat "$TMP/log6")"
     kill -TERM $pid6; wait $pid6; expect_eq "--host ::1: SIGTERM" $? 0
 else
     skip "no IPv6 loopback"
@@ -276,5 +281,5 @@ fi
 
 kill -TERM $pid; wait $pid; expect_eq "SIGTERM: exit" $? 0
 grep -q 'Sanitizer' "$TMP/log" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log" | head)" || ok
-grep -q '^hark: POST /inference 400 (' "$TMP/log" && ok || bad "no request lines: $(cat "$TMP/log")"
+grep -q '^hark: 127.0.0.1 POST /inference 400 (' "$TMP/log" && ok || bad "no request lines: $(cat "$TMP/log")"
 summary serve
