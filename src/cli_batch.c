@@ -507,6 +507,27 @@ static int format_outputs(batch *b, hark_context *ctx, item *it)
  * end of a long file: one file as txt (the same bytes as the txt writer's), or
  * with --verbose openai's verbose lines, several files' starting with the file's
  * path (with -j they interleave). */
+/* openai's verbose line before a detected language's first segment:
+ * "Detected language: Haitian Creole" (its name in title case). */
+static void print_detected(const worker_arg *w)
+{
+    const char *lang = w->b->o->params.language;
+    const char *name = hark_language_name(hark_language(w->ctx));
+    if ((lang && *lang && strcmp(lang, "auto")) || !hark_model_is_multilingual(w->b->model) ||
+        !name)
+        return;
+    char line[64];
+    int k = snprintf(line, sizeof line, "Detected language: ");
+    for (int up = 1; *name && k < (int)sizeof line - 2; name++, k++) {
+        line[k] = up && *name >= 'a' && *name <= 'z' ? (char)(*name - 'a' + 'A') : *name;
+        up = *name == ' ';
+    }
+    snprintf(line + k, sizeof line - (size_t)k, "\n");
+    if (w->b->n > 1)
+        cli_print(w->it->path), cli_print(": ");
+    cli_print(line);
+}
+
 static void print_segment(double start, double end, const char *text, void *user)
 {
     worker_arg *w = user;
@@ -518,6 +539,8 @@ static void print_segment(double start, double end, const char *text, void *user
                          : hark_txt_line(text, speaker);
     free(colored);
     flockfile(stdout);
+    if (verbose && i == 0)
+        print_detected(w);
     if (verbose && w->b->n > 1)
         cli_print(w->it->path), cli_print(": ");
     cli_print(line ? line : "\n");

@@ -250,6 +250,10 @@ expect_eq "--detect-language" "$(cat "$TMP/lang")" "$CLIP: en 0.4965 zh 0.3187 d
 expect_error "hark: $M/hf-f32: an English-only model has no language to detect" -m $M/hf-f32 --detect-language $CLIP
 expect_error "hark: $M/multi: the model has no language \"fr\"" -m $M/multi -l fr $CLIP
 "$HARK" -q -m $M/multi -l de --task translate -f json $CLIP | grep -q '"language":"de"' && ok || bad "-l de"
+# -v: openai's "Detected language: English" before the first segment of a detected
+# language, none when -l names it
+expect_eq "-v: the detected language" "$("$HARK" -q -m $M/multi -v $CLIP | head -n 1)" "Detected language: English"
+expect_eq "-v -l de: none" "$("$HARK" -q -m $M/multi -l de -v $CLIP | grep -c '^Detected language')" 0
 # openai's names and aliases, any case, mean their code; an unknown one is a usage error;
 # an English-only model given another language says so and transcribes English
 "$HARK" -q -m $M/multi -l German -f json $CLIP >"$TMP/german.json"
