@@ -5,7 +5,8 @@
  * timestamp_granularities[], and whisper.cpp's fields that hark has),
  * GET /health.  One model, loaded once; -j N requests are served at once (one
  * by default), each in a fresh context with the options hark serve was started
- * with; SIGINT or SIGTERM stops taking requests and lets those begun finish. */
+ * with; SIGINT or SIGTERM stops taking requests and lets those begun finish (a
+ * second one stops them too). */
 #include <arpa/inet.h>
 #include <cJSON.h>
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,7 @@ typedef struct server {
     hark_params params;
     char *keys[MAX_KEYS]; /* API keys; none: no authentication */
     char cors[300];       /* "Access-Control-Allow-Origin: ...\r\n", or "" */
+    atomic_int running;   /* workers not yet ended */
     int n_keys;
 } server;
 
@@ -336,13 +339,22 @@ static void upload_error(const hark_context *ctx, const char *tmp, const char *n
         snprintf(out, n, "%s", e);
 }
 
-/* should_abort: the peer has closed its end (given up waiting), so the rest of
- * the transcription would be for nobody. */
-static int peer_gone(void *user)
+/* Set by a second SIGINT or SIGTERM: the transcriptions under way stop too. */
+static atomic_int g_stop_now;
+
+/* Whether the peer has closed its end (given up waiting): the rest of its
+ * transcription would be for nobody. */
+static int peer_gone(int fd)
 {
     char c;
-    ssize_t k = recv(*(const int *)user, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    ssize_t k = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
     return k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/* should_abort: the peer is gone, or the server is to stop at once. */
+static int stop_transcribing(void *user)
+{
+    return atomic_load(&g_stop_now) || peer_gone(*(const int *)user);
 }
 
 static int transcribe(const server *s, int fd, const http_request *r)
@@ -366,14 +378,16 @@ static int transcribe(const server *s, int fd, const http_request *r)
         respond_error(fd, 500, "cannot store the upload in the temporary directory");
         return 500;
     }
-    p.should_abort = peer_gone;
+    p.should_abort = stop_transcribing;
     p.should_abort_user = &fd;
     hark_context *ctx = hark_context_new(s->model, &p);
     int rc = ctx ? hark_transcribe_file(ctx, path) : HARK_ERR_NOMEM;
     unlink(path);
     int status = rc == 0 ? 200 : rc == HARK_ERR_NOMEM ? 500 : 400;
-    if (rc == HARK_ERR_ABORTED) {
+    if (rc == HARK_ERR_ABORTED && peer_gone(fd)) {
         status = 499; /* nginx's "client closed request", for the log: nobody to answer */
+    } else if (rc == HARK_ERR_ABORTED) {
+        respond_error(fd, status = 503, "the server is stopping: send the file again later");
     } else if (rc) {
         if (ctx)
             upload_error(ctx, path, file.filename, msg, sizeof msg);
@@ -573,14 +587,16 @@ static int listen_on(server *s)
 /* A worker: connections one after another until the listener is shut down. */
 static void *accept_loop(void *arg)
 {
-    const server *s = arg;
+    server *s = arg;
     for (;;) {
         struct sockaddr_storage a;
         socklen_t len = sizeof a;
         char peer[NI_MAXHOST];
         int fd = accept(s->listener, (struct sockaddr *)&a, &len);
-        if (fd < 0 && (errno == EINVAL || errno == EBADF))
-            return NULL; /* shut down: stopping */
+        if (fd < 0 && (errno == EINVAL || errno == EBADF)) {
+            atomic_fetch_sub(&s->running, 1); /* shut down: stopping */
+            return NULL;
+        }
         if (fd < 0) { /* a connection reset before it was taken, out of descriptors... */
             nanosleep(&(struct timespec){0, 10000000}, NULL);
             continue;
@@ -591,6 +607,19 @@ static void *accept_loop(void *arg)
         http_linger(fd);
         close(fd);
     }
+}
+
+/* Waits for the workers to end; a second SIGINT or SIGTERM meanwhile stops the
+ * transcriptions under way (systemd's stop, say, should not wait out an hour of
+ * audio). */
+static void await_workers(pthread_t *t, int n, atomic_int *running, const sigset_t *stop)
+{
+    struct timespec tick = {0, 100000000};
+    while (atomic_load(running) > 0)
+        if (sigtimedwait(stop, NULL, &tick) > 0)
+            atomic_store(&g_stop_now, 1);
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
 }
 
 /* -j workers accept on the listener; this thread waits for SIGINT or SIGTERM,
@@ -604,15 +633,20 @@ static void serve(server *s)
     pthread_sigmask(SIG_BLOCK, &stop, NULL); /* the workers inherit the mask */
     int n = s->o.jobs > 0 ? s->o.jobs : 1, started = 0, sig;
     pthread_t *t = calloc((size_t)n, sizeof *t);
-    while (t && started < n && pthread_create(&t[started], NULL, accept_loop, s) == 0)
+    while (t && started < n) {
+        atomic_fetch_add(&s->running, 1); /* before the worker may end */
+        if (pthread_create(&t[started], NULL, accept_loop, s)) {
+            atomic_fetch_sub(&s->running, 1);
+            break;
+        }
         started++;
+    }
     if (started)
         sigwait(&stop, &sig);
     else
         fprintf(stderr, "hark: serve: cannot start a worker thread\n");
     shutdown(s->listener, SHUT_RDWR);
-    for (int i = 0; i < started; i++)
-        pthread_join(t[i], NULL);
+    await_workers(t, started, &s->running, &stop);
     free(t);
 }
 

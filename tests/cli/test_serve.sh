@@ -111,7 +111,8 @@ expect_eq "no upload left behind" "$(ls "$TMP/up" | wc -l)" 0
 
 # -j 2: a peer that connects and sends nothing holds one worker (for its 30 s), the
 # other answers meanwhile (curl gives up after 10 s, long before the first is freed)
-"$HARK" serve --port 0 -j 2 2>"$TMP/log2" &
+mkdir "$TMP/up2"
+TMPDIR="$TMP/up2" "$HARK" serve --port 0 -j 2 2>"$TMP/log2" &
 pid2=$!
 URL2=$(url_of "$TMP/log2")
 exec 4<>"/dev/tcp/127.0.0.1/${URL2##*:}"
@@ -124,7 +125,17 @@ sox $L $L $L "$TMP/long3.wav"
 curl -s --max-time 0.5 -o /dev/null -F file=@"$TMP/long3.wav" "$URL2/inference"
 expect_eq "after a peer gave up" "$(post "$URL2/health")" 200
 logged '^hark: 127.0.0.1 POST /inference 499 (' "$TMP/log2" && ok || bad "no 499: $(cat "$TMP/log2")"
-kill -TERM $pid2; wait $pid2; expect_eq "-j 2: SIGTERM" $? 0
+# SIGTERM lets the requests begun finish; a second one stops their transcriptions:
+# the peer is answered 503, and the server ends (exit 0) with no upload left behind
+curl -s -o "$TMP/stopped" -w '%{http_code}' -F file=@"$TMP/long3.wav" "$URL2/inference" >"$TMP/stopped.code" &
+curler=$!
+for _ in $(seq 300); do [ -n "$(ls "$TMP/up2")" ] && break; sleep 0.1; done # being transcribed
+kill -TERM $pid2; sleep 0.3; kill -TERM $pid2
+wait $pid2; expect_eq "-j 2: SIGTERM twice" $? 0
+wait $curler
+expect_eq "the request stopped" "$(cat "$TMP/stopped.code"):$(cat "$TMP/stopped")" \
+    '503:{"error":{"message":"the server is stopping: send the file again later","type":"server_error"}}'
+expect_eq "no upload left by the stop" "$(ls "$TMP/up2" | wc -l)" 0
 grep -q 'Sanitizer' "$TMP/log2" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log2" | head)" || ok
 
 # translation (a multilingual model): OpenAI's /v1/audio/translations and whisper.cpp's
