@@ -31,6 +31,8 @@ static const char USAGE[] =
     "model and decoding:\n"
     "  -m, --model PATH          Hugging Face Whisper directory or whisper.cpp .bin\n"
     "                            (default: $HARK_MODEL, else the model in models/)\n"
+    "      --model-dir DIR       where -m NAME is: DIR/NAME, DIR/ggml-NAME.bin or\n"
+    "                            DIR/NAME.bin (whisper.cpp's names)\n"
     "  -t, --threads N           threads per file (default: up to 4 cores; 1 with -j)\n"
     "  -l, --language CODE       language of multilingual models, a code or its name\n"
     "                            (de, German), or auto (default)\n"
@@ -194,10 +196,27 @@ static int data_dirs(data_dir *dirs, int max)
     return n;
 }
 
+/* -m NAME --model-dir DIR: DIR/NAME, else whisper.cpp's DIR/ggml-NAME.bin or
+ * DIR/NAME.bin, the first that exists (none: DIR/NAME, which its error names). */
+static void in_model_dir(const char *dir, const char *name, char *out, size_t n)
+{
+    static const char *const around[][2] = {{"", ""}, {"ggml-", ".bin"}, {"", ".bin"}};
+    for (size_t i = 0; i < sizeof around / sizeof around[0]; i++) {
+        snprintf(out, n, "%s/%s%s%s", dir, around[i][0], name, around[i][1]);
+        if (access(out, F_OK) == 0)
+            return;
+    }
+    snprintf(out, n, "%s/%s", dir, name);
+}
+
 int cli_model_path(const cli_options *o, char *out, size_t n)
 {
     const char *env = getenv("HARK_MODEL");
     data_dir dirs[5];
+    if (o->model && o->model_dir && !strchr(o->model, '/')) {
+        in_model_dir(o->model_dir, o->model, out, n);
+        return 0;
+    }
     if (o->model) {
         snprintf(out, n, "%s", o->model);
         return 0;
@@ -264,11 +283,32 @@ static int openai_model_name(const char *name)
     return 0;
 }
 
+/* Whether openai-whisper keeps a checkpoint of model NAME where it would download
+ * it (--model-dir, else $XDG_CACHE_HOME/whisper or ~/.cache/whisper): its path in pt. */
+static int openai_checkpoint(const cli_options *o, const char *name, char *pt, size_t n)
+{
+    const char *cache = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (o->model_dir)
+        snprintf(pt, n, "%s/%s.pt", o->model_dir, name);
+    else if (cache && *cache)
+        snprintf(pt, n, "%s/whisper/%s.pt", cache, name);
+    else
+        snprintf(pt, n, "%s/.cache/whisper/%s.pt", home ? home : "", name);
+    return access(pt, F_OK) == 0;
+}
+
 hark_model *cli_load_model(const cli_options *o)
 {
-    char path[PATH_MAX], err[600];
+    char path[PATH_MAX], err[600], pt[PATH_MAX];
     if (cli_model_path(o, path, sizeof path))
         return NULL;
+    if (o->model && !strchr(o->model, '/') && access(path, F_OK) != 0 &&
+        openai_checkpoint(o, o->model, pt, sizeof pt)) {
+        fprintf(stderr, "hark: %s: no such model here, but %s is openai-whisper's checkpoint "
+                        "of it: scripts/openai-pt-to-ggml converts it (see README.md, Models)\n",
+                o->model, pt);
+        return NULL;
+    }
     if (openai_model_name(path) && access(path, F_OK) != 0) {
         fprintf(stderr, "hark: %s: no such model here (openai-whisper downloads its models by "
                         "name; hark reads a Hugging Face Whisper directory or a whisper.cpp .bin: "
@@ -518,6 +558,8 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
     int rc;
     if (!strcmp(name, "-m") || !strcmp(name, "--model"))
         o->model = v;
+    else if (!strcmp(name, "--model-dir"))
+        o->model_dir = v;
     else if (!strcmp(name, "--device")) { /* openai's; hark has the CPU alone */
         if (strcmp(v, "cpu") == 0)
             return 0;

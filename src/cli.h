@@ -7,6 +7,7 @@
 
 typedef struct cli_options {
     const char *model;      /* -m; NULL: the default model                     */
+    const char *model_dir;  /* --model-dir: where -m NAME is looked for          */
     const char *out_dir;    /* -o; NULL: print to stdout                        */
     char formats[64];       /* "txt,json"...                                    */
     int jobs;               /* -j: files transcribed at once                    */

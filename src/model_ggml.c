@@ -8,6 +8,7 @@
 #include <string.h>
 
 enum { GGML_MAGIC = 0x67676d6c, MAX_TENSORS = 100000 };
+#define ZIP_MAGIC 0x04034b50u /* "PK\3\4", read little-endian */
 
 typedef struct ggml_tensor {
     char name[128];
@@ -209,6 +210,10 @@ static int load(hark_model *m, const char *path, int need_tensors, hark_error *e
     int32_t magic, ftype;
     if ((rc = hark_read_i32(&c, &magic, "the magic")))
         return rc;
+    if ((uint32_t)magic == ZIP_MAGIC) /* torch.save's format: openai-whisper's .pt files */
+        return hark_fail(e, HARK_ERR_FORMAT, "%s: a zip archive, as PyTorch checkpoints are "
+                         "(openai-whisper's .pt), not a whisper.cpp ggml file: "
+                         "scripts/openai-pt-to-ggml converts one", path);
     if ((uint32_t)magic != GGML_MAGIC)
         return hark_fail(e, HARK_ERR_FORMAT, "%s: bad magic 0x%08x (not a whisper.cpp ggml file)",
                          path, (uint32_t)magic);

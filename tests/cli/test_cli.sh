@@ -214,7 +214,6 @@ unknown() {
 }
 unknown --frobnicate
 unknown --max_line
-unknown --model_dir
 unknown --word__timestamps
 # whisper.cpp's options are answered with hark's way of doing the same, every one in
 # src/cli_hints.c's table (none shadowed by an option hark takes)
@@ -250,6 +249,24 @@ expect_eq "--detect-language" "$(cat "$TMP/lang")" "$CLIP: en 0.4965 zh 0.3187 d
 expect_error "hark: $M/hf-f32: an English-only model has no language to detect" -m $M/hf-f32 --detect-language $CLIP
 expect_error "hark: $M/multi: the model has no language \"fr\"" -m $M/multi -l fr $CLIP
 "$HARK" -q -m $M/multi -l de --task translate -f json $CLIP | grep -q '"language":"de"' && ok || bad "-l de"
+# --model-dir DIR (openai's --model_dir): -m NAME is DIR/NAME, else whisper.cpp's
+# DIR/ggml-NAME.bin or DIR/NAME.bin; where openai-whisper keeps NAME.pt (there, or in
+# ~/.cache/whisper), the error says how to convert it
+mkdir -p "$TMP/md" "$TMP/home/.cache/whisper" "$TMP/xdg/whisper"
+ln -s "$PWD/$M/model-f32.bin" "$TMP/md/ggml-tiny.en.bin"
+"$HARK" -q -m $M/model-f32.bin -f json $CLIP >"$TMP/direct.json"
+"$HARK" -q -m tiny.en --model-dir "$TMP/md" -f json $CLIP | cmp -s - "$TMP/direct.json" && ok ||
+    bad "--model-dir: ggml-tiny.en.bin not found"
+"$HARK" -q -m tiny.en --model_dir "$TMP/md" -f json $CLIP | cmp -s - "$TMP/direct.json" && ok || bad "--model_dir"
+"$HARK" -q -m hf-f32 --model-dir $M -f json $CLIP | cmp -s - <("$HARK" -q -m $M/hf-f32 -f json $CLIP) && ok ||
+    bad "--model-dir: a directory NAME"
+touch "$TMP/md/base.en.pt" "$TMP/home/.cache/whisper/small.en.pt" "$TMP/xdg/whisper/medium.pt"
+expect_error "hark: base.en: no such model here, but $TMP/md/base.en.pt is openai-whisper's checkpoint of it: scripts/openai-pt-to-ggml converts it (see README.md, Models)" \
+    -m base.en --model-dir "$TMP/md" $CLIP
+XDG_CACHE_HOME= HOME="$TMP/home" expect_error "hark: small.en: no such model here, but $TMP/home/.cache/whisper/small.en.pt is openai-whisper's checkpoint of it: scripts/openai-pt-to-ggml converts it (see README.md, Models)" \
+    -m small.en $CLIP
+XDG_CACHE_HOME="$TMP/xdg" expect_error "hark: medium: no such model here, but $TMP/xdg/whisper/medium.pt is openai-whisper's checkpoint of it: scripts/openai-pt-to-ggml converts it (see README.md, Models)" \
+    -m medium $CLIP
 # -v: openai's "Detected language: English" before the first segment of a detected
 # language, none when -l names it
 expect_eq "-v: the detected language" "$("$HARK" -q -m $M/multi -v $CLIP | head -n 1)" "Detected language: English"
