@@ -130,7 +130,7 @@ logged '^hark: 127.0.0.1 POST /inference 499 (' "$TMP/log2" && ok || bad "no 499
 curl -s -o "$TMP/stopped" -w '%{http_code}' -F file=@"$TMP/long3.wav" "$URL2/inference" >"$TMP/stopped.code" &
 curler=$!
 for _ in $(seq 300); do [ -n "$(ls "$TMP/up2")" ] && break; sleep 0.1; done # being transcribed
-kill -TERM $pid2; sleep 0.3; kill -TERM $pid2
+kill -TERM $pid2; sleep 0.3; kill -TERM $pid2 # two signals, not merged into one
 wait $pid2; expect_eq "-j 2: SIGTERM twice" $? 0
 wait $curler
 expect_eq "the request stopped" "$(cat "$TMP/stopped.code"):$(cat "$TMP/stopped")" \
