@@ -94,6 +94,7 @@ static const char USAGE[] =
     "\n"
     "files:\n"
     "  -o, --output-dir DIR      write DIR/<name>.<format> for each input\n"
+    "  -of, --output-file BASE   one input: write BASE.<format> (whisper.cpp's -of)\n"
     "  -f, --format LIST         txt,json,srt,vtt,tsv or all (openai's five; default\n"
     "                            with -o: txt,json), csv, lrc (whisper.cpp's)\n"
     "  -r, --recursive           walk directories recursively\n"
@@ -719,6 +720,8 @@ static int parse_file_option(cli_options *o, int argc, char **argv, int *i)
         o->print_colors = 1;
     else if (v && (!strcmp(a, "-o") || !strcmp(a, "--output-dir")))
         o->out_dir = v, (*i)++;
+    else if (v && (!strcmp(a, "-of") || !strcmp(a, "--output-file")))
+        o->out_file = v, (*i)++;
     else if (v && (!strcmp(a, "-f") || !strcmp(a, "--format"))) {
         if (parse_formats(v, o->formats, sizeof o->formats))
             return usage_error(access(v, F_OK) == 0 ? "-f takes output formats; the audio file "
@@ -845,6 +848,10 @@ static int settle_outputs(cli_options *o, char **inputs, int n)
 {
     if (n == 0)
         return usage_exit("no input files");
+    if (o->out_file && (n > 1 || is_directory(inputs[0]) || o->out_dir))
+        return usage_exit("--output-file names the outputs of one input file (without -o)");
+    if (o->out_file)
+        o->out_dir = "."; /* files are written, named by out_file */
     if (!o->out_dir && !o->detect_language && (n > 1 || is_directory(inputs[0])))
         o->out_dir = ".";
     if (o->verbose && !o->out_dir && o->formats[0])

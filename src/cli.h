@@ -9,6 +9,7 @@ typedef struct cli_options {
     const char *model;      /* -m; NULL: the default model                     */
     const char *model_dir;  /* --model-dir: where -m NAME is looked for          */
     const char *out_dir;    /* -o; NULL: print to stdout                        */
+    const char *out_file;   /* -of: one input's outputs are OUT_FILE.<format>   */
     char formats[64];       /* "txt,json"...                                    */
     int jobs;               /* -j: files transcribed at once                    */
     int quiet;              /* -q                                               */

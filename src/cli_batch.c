@@ -286,7 +286,8 @@ static void take_shard(list *l, int k, int n)
 
 static int out_path(const batch *b, const item *it, const char *fmt, char *out, size_t n)
 {
-    int k = snprintf(out, n, "%s/%s.%s", b->o->out_dir, it->name, fmt);
+    int k = b->o->out_file ? snprintf(out, n, "%s.%s", b->o->out_file, fmt)
+                           : snprintf(out, n, "%s/%s.%s", b->o->out_dir, it->name, fmt);
     return k > 0 && (size_t)k < n ? 0 : -1;
 }
 

@@ -234,7 +234,20 @@ for opt in $(grep -o '^    {"-[-a-z]*", \(NULL\|"-[-a-z]*"\)' src/cli_hints.c | 
     [[ $? == 2 && "$(cat "$TMP/err")" == "hark: unknown option $opt: whisper.cpp's $opt "* ]] && n=$((n + 1)) ||
         bad "$opt: $(cat "$TMP/err")"
 done
-[ $n -ge 77 ] && ok || bad "only $n of whisper.cpp's options answered"
+[ $n -ge 75 ] && ok || bad "only $n of whisper.cpp's options answered"
+# whisper.cpp's -of BASE (--output-file): one input's outputs are BASE.<format>, the same
+# bytes as -o writes; refused with several inputs or beside -o
+"$HARK" -q -m $M/hf-f32 -of "$TMP/of/sub/out" -f srt,txt $CLIP; expect_eq "-of exit" $? 0
+"$HARK" -q -m $M/hf-f32 -o "$TMP/of-dir" -f srt,txt $CLIP
+expect_eq "-of files" "$(ls "$TMP/of/sub")" "$(printf 'out.srt\nout.txt')"
+cmp -s "$TMP/of/sub/out.srt" "$TMP/of-dir/clip.srt" && cmp -s "$TMP/of/sub/out.txt" "$TMP/of-dir/clip.txt" &&
+    ok || bad "-of: not -o's bytes"
+"$HARK" -q -m $M/hf-f32 --output-file "$TMP/of2" $CLIP; expect_eq "--output-file: -o's formats" "$(cd "$TMP" && ls of2.*)" "$(printf 'of2.json\nof2.txt')"
+for args in "$CLIP $CLIP" "-o $TMP/x $CLIP"; do
+    "$HARK" -q -m $M/hf-f32 -of "$TMP/of3" $args >/dev/null 2>"$TMP/err"
+    expect_eq "-of with $args" "$?:$(cat "$TMP/err")" \
+        "2:hark: --output-file names the outputs of one input file (without -o) (see hark --help)"
+done
 # whisper.cpp's -f names the audio; hark's takes formats
 "$HARK" -m $M/hf-f32 -f $CLIP >/dev/null 2>"$TMP/err"; expect_eq "-f FILE exit" $? 2
 expect_eq "-f FILE message" "$(cat "$TMP/err")" \
