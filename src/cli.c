@@ -73,6 +73,7 @@ static const char USAGE[] =
     "      --carry-initial-prompt  the initial prompt before every window's previous text\n"
     "      --clip-timestamps LIST  only start,end,... seconds (an odd count: the last to\n"
     "                            the end of the file), e.g. 60 or 10,20,45,50\n"
+    "  -ot, --offset-t MS, -d, --duration MS  whisper.cpp's: the clip from MS for MS\n"
     "      --suppress-tokens LIST  token ids never sampled; -1 among them: the model's\n"
     "                            own list too (default: -1; whisper.cpp's -sns keeps it)\n"
     "      --suppress-regex RE   tokens whose whole text matches RE (POSIX extended, the\n"
@@ -437,6 +438,28 @@ static int temperature_ladder(cli_options *o)
     return 0;
 }
 
+void cli_clip_ms(hark_params *p, double offset_ms, double duration_ms)
+{
+    p->clip_timestamps[0] = (float)(offset_ms / 1000);
+    p->clip_timestamps[1] = (float)((offset_ms + duration_ms) / 1000);
+    p->n_clip_timestamps = duration_ms > 0 ? 2 : 1; /* one: to the end */
+}
+
+/* whisper.cpp's -ot OFFSET -d DURATION (milliseconds) as a clip: OFFSET to its end,
+ * or OFFSET + DURATION; either option may come first.  --clip-timestamps too: -2. */
+static int clip_in_ms(cli_options *o, const char *name, const char *v)
+{
+    int *ms = !strcmp(name, "-ot") || !strcmp(name, "--offset-t") ? &o->offset_ms : &o->duration_ms;
+    hark_params *p = &o->params;
+    if (p->n_clip_timestamps && !o->clip_in_ms)
+        return usage_error("-ot and -d make a clip: give them or --clip-timestamps"), -2;
+    if (cli_int_arg(v, 0, 1000000000, ms))
+        return -1;
+    o->clip_in_ms = 1;
+    cli_clip_ms(p, o->offset_ms, o->duration_ms);
+    return 0;
+}
+
 /* Search and sampling options with a value: 0 stored, -1 bad value, 1 not one of them. */
 static int parse_search_option(cli_options *o, const char *name, const char *v)
 {
@@ -561,6 +584,11 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
         o->model = v;
     else if (!strcmp(name, "--model-dir"))
         o->model_dir = v;
+    else if (!strcmp(name, "-ot") || !strcmp(name, "--offset-t") || !strcmp(name, "-d") ||
+             !strcmp(name, "--duration"))
+        return clip_in_ms(o, name, v);
+    else if (!strcmp(name, "--clip-timestamps") && o->clip_in_ms)
+        return usage_error("-ot and -d make a clip: give them or --clip-timestamps"), -2;
     else if (!strcmp(name, "--device")) { /* openai's; hark has the CPU alone */
         if (strcmp(v, "cpu") == 0)
             return 0;

@@ -23,11 +23,16 @@ typedef struct cli_options {
     int temperatures_given;      /* how many values --temperature had            */
     double temperature_increment; /* --temperature-increment-on-fallback; 0: none */
     int suppress_nst;       /* -sns: -1 kept among --suppress-tokens            */
+    int offset_ms, duration_ms; /* -ot, -d (whisper.cpp's): the clip they make    */
+    int clip_in_ms;         /* the clip came from -ot / -d                      */
     int vad;                /* --vad: transcribe the speech Silero VAD finds    */
     const char *vad_model;  /* --vad-model; NULL: models/silero-vad/'s          */
     hark_params params;     /* decoding options, threads per job                */
 } cli_options;
 
+/* whisper.cpp's offset and duration in milliseconds (0: to the end) as openai's
+ * clip_timestamps in p. */
+void cli_clip_ms(hark_params *p, double offset_ms, double duration_ms);
 /* openai-whisper's underscored spelling ("--word_timestamps", "--output_format")
  * of an option that hark's help or usage (may be NULL) lists becomes hark's, in
  * place, so that a command written for openai's CLI runs as it is. */

@@ -15,8 +15,6 @@ static const char *const WHISPERCPP[][3] = {
     {"-ocsv", "--output-csv", IS_HARKS "-f csv"},
     {"-oj", "--output-json", IS_HARKS "-f json"},
     {"-ojf", "--output-json-full", IS_HARKS "-f json (every token with its probability)"},
-    {"-ot", "--offset-t", IS_HARKS "--clip-timestamps START, in seconds"},
-    {"-d", "--duration", IS_HARKS "--clip-timestamps START,END, in seconds"},
     {"-bo", NULL, IS_HARKS "--best-of"},
     {"-bs", NULL, IS_HARKS "--beam-size"},
     {"-tp", NULL, IS_HARKS "--temperature"},

@@ -78,11 +78,8 @@ static const char *offset_and_duration(const http_request *r, request_options *q
     if (number_field(r, "offset_t", 0, 1e9, 1, &offset, q) < 0 ||
         number_field(r, "duration", 0, 1e9, 1, &duration, q) < 0)
         return q->why;
-    if (offset > 0 || duration > 0) {
-        p->clip_timestamps[0] = (float)(offset / 1000);
-        p->clip_timestamps[1] = (float)((offset + duration) / 1000);
-        p->n_clip_timestamps = duration > 0 ? 2 : 1; /* one: to the end */
-    }
+    if (offset > 0 || duration > 0)
+        cli_clip_ms(p, offset, duration);
     return NULL;
 }
 

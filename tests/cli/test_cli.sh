@@ -234,7 +234,22 @@ for opt in $(grep -o '^    {"-[-a-z]*", \(NULL\|"-[-a-z]*"\)' src/cli_hints.c | 
     [[ $? == 2 && "$(cat "$TMP/err")" == "hark: unknown option $opt: whisper.cpp's $opt "* ]] && n=$((n + 1)) ||
         bad "$opt: $(cat "$TMP/err")"
 done
-[ $n -ge 75 ] && ok || bad "only $n of whisper.cpp's options answered"
+[ $n -ge 71 ] && ok || bad "only $n of whisper.cpp's options answered"
+# whisper.cpp's -ot OFFSET -d DURATION (ms, either first) are the clip --clip-timestamps
+# makes in seconds; not beside it
+like_clip() { # CLIP -ot/-d-ARGS...
+    local clip=$1; shift
+    "$HARK" -q -m $M/hf-f32 -f srt "$@" $CLIP | cmp -s - <("$HARK" -q -m $M/hf-f32 -f srt --clip-timestamps $clip $CLIP) &&
+        ok || bad "$*: not --clip-timestamps $clip"
+}
+like_clip 1,4 -ot 1000 -d 3000
+like_clip 1,4 --duration 3000 --offset-t 1000
+like_clip 2.5 -ot 2500
+"$HARK" -q -m $M/hf-f32 -f srt -ot 2500 $CLIP | cmp -s - <("$HARK" -q -m $M/hf-f32 -f srt $CLIP) && bad "-ot changed nothing" || ok
+for args in "-ot 1000 --clip-timestamps 1" "--clip-timestamps 1 -d 5"; do
+    "$HARK" -q -m $M/hf-f32 $args $CLIP >/dev/null 2>"$TMP/err"
+    expect_eq "$args" "$?:$(cat "$TMP/err")" "2:hark: -ot and -d make a clip: give them or --clip-timestamps (see hark --help)"
+done
 # whisper.cpp's -of BASE (--output-file): one input's outputs are BASE.<format>, the same
 # bytes as -o writes; refused with several inputs or beside -o
 "$HARK" -q -m $M/hf-f32 -of "$TMP/of/sub/out" -f srt,txt $CLIP; expect_eq "-of exit" $? 0
