@@ -504,19 +504,14 @@ static int format_outputs(batch *b, hark_context *ctx, item *it)
     return 1;
 }
 
-/* Each segment on stdout as soon as its window is final, rather than all at the
- * end of a long file: one file as txt (the same bytes as the txt writer's), or
- * with --verbose openai's verbose lines, several files' starting with the file's
- * path (with -j they interleave). */
 /* openai's verbose line before a detected language's first segment:
  * "Detected language: Haitian Creole" (its name in title case). */
 static void print_detected(const worker_arg *w)
 {
-    const char *lang = w->b->o->params.language;
     const char *name = hark_language_name(hark_language(w->ctx));
-    if ((lang && *lang && strcmp(lang, "auto")) || !hark_model_is_multilingual(w->b->model) ||
+    if (hark_language_code(w->b->o->params.language) || !hark_model_is_multilingual(w->b->model) ||
         !name)
-        return;
+        return; /* -l named it, or nothing was detected */
     char line[64];
     int k = snprintf(line, sizeof line, "Detected language: ");
     for (int up = 1; *name && k < (int)sizeof line - 2; name++, k++) {
@@ -529,6 +524,10 @@ static void print_detected(const worker_arg *w)
     cli_print(line);
 }
 
+/* Each segment on stdout as soon as its window is final, rather than all at the
+ * end of a long file: one file as txt (the same bytes as the txt writer's), or
+ * with --verbose openai's verbose lines, several files' starting with the file's
+ * path (with -j they interleave). */
 static void print_segment(double start, double end, const char *text, void *user)
 {
     worker_arg *w = user;

@@ -38,11 +38,12 @@ int hark_select_language(const hark_model *m, const hark_params *p, const float 
                          float *enc, hark_cross *cross, char *code, size_t code_len,
                          int *lang_token, hark_error *e)
 {
-    const char *want = p->language;
-    if (want && *want && strcmp(want, "auto") != 0) {
-        int i = hark_lang_index(want); /* known to check_params */
-        if (i < 0 || i >= m->vocab.sp.n_langs)
-            return hark_fail(e, HARK_ERR_ARG, "%s: the model has no language \"%s\"", m->path, want);
+    /* a language named (check_params refused unknown ones), else NULL, "" or "auto" */
+    int i = hark_lang_index(p->language);
+    if (i >= 0) {
+        if (i >= m->vocab.sp.n_langs)
+            return hark_fail(e, HARK_ERR_ARG, "%s: the model has no language \"%s\"", m->path,
+                             p->language);
         snprintf(code, code_len, "%s", hark_lang_code(i));
         *lang_token = m->vocab.sp.first_lang + i;
         return 0;
