@@ -4,6 +4,9 @@ CC ?= cc
 PKGS = fftw3f sndfile openblas libcjson soxr zlib
 DEB_PKGS = build-essential pkg-config libfftw3-dev libsndfile1-dev libopenblas-dev \
            libcjson-dev libsoxr-dev zlib1g-dev sox curl
+# ffmpeg: what libsndfile cannot read (MP4/M4A, WebM, video) is decoded by it when
+# it is there; the tests use it, hark builds and runs without it
+RUN_PKGS = ffmpeg
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
@@ -52,11 +55,15 @@ $(B)/san/tests/%: tests/%.c $(SAN_LIB_OBJ) $(HDRS)
 	@mkdir -p $(@D)
 	@echo "  CC $@"; $(CC) $(WARN) $(SAN_FLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -o $@ $< $(SAN_LIB_OBJ) $(LDLIBS)
 
-# Installs the Debian packages the build needs, when any is missing.
+# Installs the Debian packages the build and the tests need, when any is missing
+# (ffmpeg without its recommendations: those are a desktop's).
 deps:
-	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@$(call install_missing,$(DEB_PKGS),)
+	@$(call install_missing,$(RUN_PKGS),--no-install-recommends)
+
+install_missing = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) $$missing; fi
 
 # Runs after deps so that pkg-config flags are read with the packages present; builds
 # on every core; the tests then run one at a time (hark serve's, for one, waits on its peers).

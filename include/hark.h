@@ -224,7 +224,10 @@ int hark_vad_probs(const hark_vad *vad, const float *samples, size_t n_samples, 
 int hark_vad_speech_spans(const hark_vad *vad, const hark_params *params, const float *samples,
                           size_t n_samples, double *start, double *end, int max);
 
-/* Reads an audio file into mono 16 kHz float samples (caller frees with free()). */
+/* Reads an audio file into mono 16 kHz float samples (caller frees with free()):
+ * what libsndfile reads, and what it cannot through ffmpeg when that is installed
+ * ($HARK_FFMPEG, else ffmpeg on PATH; HARK_FFMPEG set empty: never), run as a
+ * child process whose exit this call waits for. */
 int hark_read_audio(const char *path, float **samples, size_t *n_samples, char *err, size_t errlen);
 
 #if defined(__GNUC__)

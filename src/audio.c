@@ -1,7 +1,9 @@
 /* Audio in: any file libsndfile reads (or stdin as "-"), downmixed to mono and
- * resampled to 16 kHz with soxr's band-limited high-quality resampler. */
+ * resampled to 16 kHz with soxr's band-limited high-quality resampler; what
+ * libsndfile cannot read goes to ffmpeg (audio_ffmpeg.c) when it is there. */
 #include "internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
@@ -10,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+enum { WHAT_LEN = 200 }; /* what a file is, when libsndfile cannot read it */
 
 typedef struct memfile {
     const uint8_t *data;
@@ -71,19 +76,10 @@ static int check_wav_complete(const uint8_t *d, size_t size, const char *path, h
     return 0;
 }
 
-/* What a file decodes to: its samples downmixed, at the file's rate, and the
- * loudness of its channels when asked for (levels not NULL) and it has two. */
-typedef struct decoded {
-    float *mono;
-    size_t frames;
-    int rate;
-    hark_levels *levels;
-} decoded;
-
 /* Room in d->mono for need frames, doubling up to the length the header claims:
  * memory follows the samples decoded, not the claim (a few hundred bytes of FLAC
  * can claim gigabytes that the check of its length lets through on a big machine). */
-static int room_for(decoded *d, size_t *cap, size_t need, size_t claimed)
+static int room_for(hark_decoded *d, size_t *cap, size_t need, size_t claimed)
 {
     if (need <= *cap)
         return 0;
@@ -99,7 +95,7 @@ static int room_for(decoded *d, size_t *cap, size_t need, size_t claimed)
 
 /* Reads the frames into d->mono (the channels' mean) and, for a stereo file
  * whose loudness is asked for, into levels. */
-static int downmix(SNDFILE *sf, const SF_INFO *info, decoded *d, hark_levels *levels,
+static int downmix(SNDFILE *sf, const SF_INFO *info, hark_decoded *d, hark_levels *levels,
                    const char *path, hark_error *e)
 {
     enum { CHUNK = 4096 };
@@ -200,8 +196,10 @@ static void unmute_stderr(int saved)
     hark_stderr_unlock();
 }
 
+/* what: "not a readable audio file (why)" when libsndfile cannot open it, for
+ * ffmpeg's turn. */
 static SNDFILE *open_memory(memfile *m, SF_INFO *info, const char *path, int locked,
-                            hark_error *e)
+                            char *what, hark_error *e)
 {
     SF_VIRTUAL_IO io = {mem_len, mem_seek, mem_read, mem_write, mem_tell};
     memset(info, 0, sizeof *info);
@@ -210,9 +208,11 @@ static SNDFILE *open_memory(memfile *m, SF_INFO *info, const char *path, int loc
     if (!locked)
         pthread_mutex_lock(&open_lock);
     SNDFILE *sf = sf_open_virtual(&io, SFM_READ, info, m);
-    if (!sf)
-        hark_fail(e, HARK_ERR_FORMAT, "%s: not a readable audio file (%s)", path,
-                  locked ? "damaged MPEG audio" : sf_strerror(NULL));
+    if (!sf) {
+        snprintf(what, WHAT_LEN, "not a readable audio file (%s)",
+                 locked ? "damaged MPEG audio" : sf_strerror(NULL));
+        hark_fail(e, HARK_ERR_FORMAT, "%s: %s", path, what);
+    }
     if (!locked)
         pthread_mutex_unlock(&open_lock);
     return sf;
@@ -237,12 +237,12 @@ static int check_length(const SF_INFO *info, const char *path, hark_error *e)
     return 0;
 }
 
-static int decode_sndfile(const uint8_t *data, size_t size, const char *path, decoded *out,
-                          int locked, hark_error *e)
+static int decode_sndfile(const uint8_t *data, size_t size, const char *path, hark_decoded *out,
+                          int locked, char *what, hark_error *e)
 {
     memfile m = {data, (sf_count_t)size, 0};
     SF_INFO info;
-    SNDFILE *sf = open_memory(&m, &info, path, locked, e);
+    SNDFILE *sf = open_memory(&m, &info, path, locked, what, e);
     if (!sf)
         return HARK_ERR_FORMAT;
     if (info.frames <= 0 || info.channels <= 0 || info.samplerate <= 0) {
@@ -269,24 +269,67 @@ static int decode_sndfile(const uint8_t *data, size_t size, const char *path, de
     return 0;
 }
 
-static int decode_memory(const uint8_t *data, size_t size, const char *path, decoded *out,
-                         hark_error *e)
+/* Decodes with libsndfile; what is left "" unless libsndfile cannot read the
+ * file at all, which ffmpeg may. */
+static int decode_memory(const uint8_t *data, size_t size, const char *path, hark_decoded *out,
+                         char *what, int *foreign, hark_error *e)
 {
     if (size == 0)
         return hark_fail(e, HARK_ERR_FORMAT, "%s: empty file", path);
-    const char *foreign = foreign_container(data, size);
-    if (foreign)
-        return hark_fail(e, HARK_ERR_FORMAT, "%s: %s, which hark does not decode: convert it "
-                         "first, e.g. ffmpeg -i FILE -ar 16000 -ac 1 FILE.wav", path, foreign);
+    const char *container = foreign_container(data, size);
+    if ((*foreign = container != NULL)) {
+        snprintf(what, WHAT_LEN, "%s", container);
+        return hark_fail(e, HARK_ERR_FORMAT, "%s: %s", path, what);
+    }
     int rc = check_wav_complete(data, size, path, e);
     if (rc || !looks_like_mpeg(data, size))
-        return rc ? rc : decode_sndfile(data, size, path, out, 0, e);
+        return rc ? rc : decode_sndfile(data, size, path, out, 0, what, e);
     pthread_mutex_lock(&open_lock);
     int saved = mute_stderr();
-    rc = decode_sndfile(data, size, path, out, 1, e);
+    rc = decode_sndfile(data, size, path, out, 1, what, e);
     unmute_stderr(saved);
     pthread_mutex_unlock(&open_lock);
     return rc;
+}
+
+/* stdin's bytes, read already, in a file ffmpeg can seek in (an MP4 whose
+ * index is at its end cannot be read from a pipe). */
+static int spill(const hark_map *m)
+{
+    int fd = memfd_create("hark-stdin", MFD_CLOEXEC);
+    for (size_t done = 0; fd >= 0 && done < m->size;) {
+        ssize_t w = write(fd, m->data + done, m->size - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            close(fd);
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    return fd;
+}
+
+/* ffmpeg's turn at a file libsndfile could not read (rc, e: libsndfile's
+ * error, kept when there is no ffmpeg and the file is no known container). */
+static int decode_with_ffmpeg(const char *path, const hark_map *m, const char *what,
+                              int foreign, hark_decoded *d, int rc, hark_error *e)
+{
+    int is_stdin = strcmp(path, "-") == 0;
+    const char *name = is_stdin ? "stdin" : path;
+    int fd = is_stdin ? spill(m) : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return rc;
+    hark_error mine;
+    int r = hark_ffmpeg_decode(fd, name, what, d, &mine);
+    close(fd);
+    if (r == HARK_FFMPEG_MISSING)
+        return foreign ? hark_fail(e, HARK_ERR_FORMAT, "%s: %s: hark decodes it with ffmpeg, "
+                                   "which was not found (apt-get install ffmpeg)", name, what)
+                       : rc;
+    if (r)
+        *e = mine;
+    return r;
 }
 
 int hark_resample(const float *in, size_t n_in, double rate_in, float **out, size_t *n_out,
@@ -320,8 +363,12 @@ int hark_audio_read_levels(const char *path, float **samples, size_t *n, hark_le
     int rc = hark_map_file(is_stdin ? "/dev/stdin" : path, &m, e);
     if (rc)
         return rc;
-    decoded d = {NULL, 0, 0, levels};
-    rc = decode_memory(m.data, m.size, is_stdin ? "stdin" : path, &d, e);
+    hark_decoded d = {NULL, 0, 0, levels};
+    char what[WHAT_LEN] = "";
+    int foreign = 0;
+    rc = decode_memory(m.data, m.size, is_stdin ? "stdin" : path, &d, what, &foreign, e);
+    if (rc && what[0])
+        rc = decode_with_ffmpeg(path, &m, what, foreign, &d, rc, e);
     hark_map_release(&m);
     if (rc)
         return rc;

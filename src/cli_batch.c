@@ -79,7 +79,9 @@ int cli_is_audio_name(const char *name)
 {
     static const char *const ext[] = {"wav", "wave", "flac", "ogg", "oga", "opus", "mp3", "aiff",
                                       "aif", "aifc", "au", "snd", "caf", "w64", "rf64",
-                                      "m4a", "mp4", "aac", "webm", "wma", "amr"};
+                                      /* and what hark reads through ffmpeg */
+                                      "m4a", "mp4", "aac", "webm", "wma", "amr", "mka", "mkv",
+                                      "mov", "avi", "3gp", "ac3"};
     const char *base = strrchr(name, '/'), *dot;
     base = base ? base + 1 : name;
     dot = strrchr(base, '.');

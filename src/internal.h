@@ -310,6 +310,23 @@ void hark_levels_free(hark_levels *lv);
 /* The speaker of [start, end) seconds as whisper.cpp labels it: '0' or '1' for the
  * louder channel, '?' for neither; 0 without levels. */
 char hark_levels_speaker(const hark_levels *lv, double start, double end);
+/* What a file decodes to: its samples downmixed, at rate, and the loudness of
+ * its channels when asked for (levels not NULL) and it has two. */
+typedef struct hark_decoded {
+    float *mono;
+    size_t frames;
+    int rate;
+    hark_levels *levels;
+} hark_decoded;
+/* The program that decodes what libsndfile cannot: $HARK_FFMPEG, else "ffmpeg"
+ * on PATH; "" (HARK_FFMPEG set empty) for none. */
+const char *hark_ffmpeg_program(void);
+enum { HARK_FFMPEG_MISSING = 1 };
+/* Decodes the file open as fd in with ffmpeg into *d (16 kHz, d->levels as
+ * hark_audio_read_levels); errors read "path: what; ffmpeg: its reason".
+ * Returns 0, HARK_FFMPEG_MISSING when there is no ffmpeg to run, or an error. */
+int hark_ffmpeg_decode(int in, const char *path, const char *what, hark_decoded *d,
+                       hark_error *e);
 /* MPEG decoding mutes stderr (fd 2) for its decoder's chatter; a program that
  * writes to stderr from other threads meanwhile takes this lock first. */
 void hark_stderr_lock(void);

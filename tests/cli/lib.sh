@@ -1,6 +1,9 @@
 # Shared helpers for the CLI tests: counted checks and a closing summary line.
 set -u
 HARK=${HARK:-build/hark}
+# no ffmpeg: errors for what libsndfile cannot read are libsndfile's, whether or not
+# this machine has ffmpeg (test_ffmpeg.sh turns it back on)
+export HARK_FFMPEG=
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 PASS=0 FAIL=0 SKIP=0
@@ -26,3 +29,9 @@ expect_error() {
 
 # le32 N: four little-endian bytes, for crafting headers with printf.
 le32() { printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 & 255)) $((($1 >> 8) & 255)) $((($1 >> 16) & 255)) $((($1 >> 24) & 255)))"; }
+
+# The URL that a server started with 2>LOG prints once it listens.
+url_of() {
+    for _ in $(seq 100); do grep -q 'listening on' "$1" && break; sleep 0.1; done
+    grep -o 'http://[^ ]*' "$1"
+}

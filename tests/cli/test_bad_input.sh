@@ -23,12 +23,12 @@ expect_error "hark: $T/zero.wav: no audio samples" -m $M $T/zero.wav
 # bytes that look like MPEG audio: the decoder's own chatter must not reach stderr
 { printf '\xff\xfb\x90\x00'; head -c 2000 /dev/zero; } >$T/mpeg.wav
 expect_error "hark: $T/mpeg.wav: not a readable audio file (damaged MPEG audio)" -m $M $T/mpeg.wav
-# containers libsndfile cannot read, known by their first bytes: what the file is and
-# what to do, rather than "Format not recognised"
-convert="which hark does not decode: convert it first, e.g. ffmpeg -i FILE -ar 16000 -ac 1 FILE.wav"
+# containers libsndfile cannot read, known by their first bytes, without ffmpeg: what
+# the file is and what to do, rather than "Format not recognised"
+need="hark decodes it with ffmpeg, which was not found (apt-get install ffmpeg)"
 foreign() { # NAME BYTES WHAT
     { printf "$2"; head -c 500 /dev/zero; } >$T/$1
-    expect_error "hark: $T/$1: $3, $convert" -m $M $T/$1
+    expect_error "hark: $T/$1: $3: $need" -m $M $T/$1
 }
 foreign memo.m4a '\x00\x00\x00\x20ftypM4A \x00\x00\x00\x00' "an MP4/M4A file (AAC or other audio in an MPEG-4 container)"
 foreign call.webm '\x1a\x45\xdf\xa3\x9f\x42\x86\x81' "a WebM/Matroska file"

@@ -135,7 +135,7 @@ expect_eq "no audio files message" "$(head -n 1 $T/err)" "hark: $T/empty: no aud
 # recordings hark cannot decode are walked too, each failing with what to do
 mkdir $T/memos && cp $T/in/a.wav $T/memos/ && { printf '\x00\x00\x00\x20ftypM4A '; head -c 99 /dev/zero; } >$T/memos/m.M4A
 hk -o $T/o8 $T/memos 2>$T/err; expect_eq "m4a in a directory: exit" $? 1
-expect_eq "m4a in a directory: message" "$(grep -c "^hark: $T/memos/m.M4A: an MP4/M4A file .*, which hark does not decode: convert it first" $T/err) $(ls $T/o8)" "$(printf "1 a.json\na.txt")"
+expect_eq "m4a in a directory: message" "$(grep -c "^hark: $T/memos/m.M4A: an MP4/M4A file .*: hark decodes it with ffmpeg, which was not found" $T/err) $(ls $T/o8)" "$(printf "1 a.json\na.txt")"
 
 # on a terminal: one progress line redrawn in place, no per-file lines
 if command -v script >/dev/null; then

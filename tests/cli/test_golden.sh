@@ -143,7 +143,7 @@ mkdir "$TMP/memos" && cp $CLIP "$TMP/memos/b.wav" && printf '%s\n' "$HYP" >"$TMP
 { printf '\x00\x00\x00\x20ftypM4A '; head -c 99 /dev/zero; } >"$TMP/memos/m.m4a"; echo "words" >"$TMP/memos/m.txt"
 hark_test "$TMP/memos" "${DECODE[@]}"
 expect_eq "m4a case exit, rows" "$RC $(row b.wav) $(row m.m4a)" "1 PASS FAIL"
-has_err "$TMP/memos/m.m4a: an MP4/M4A file (AAC or other audio in an MPEG-4 container), which hark does not decode"
+has_err "$TMP/memos/m.m4a: an MP4/M4A file (AAC or other audio in an MPEG-4 container): hark decodes it with ffmpeg"
 
 # --- broken manifests and baselines: one clear line, nothing transcribed ----
 { golden a.wav; echo "b.wav has no tab"; } >"$TMP/bad.tsv"

@@ -13,11 +13,6 @@ logged() {
     for _ in $(seq 300); do grep -q "$1" "$2" && return 0; sleep 0.1; done
     return 1
 }
-# The URL that a server started with 2>LOG prints once it listens.
-url_of() {
-    for _ in $(seq 100); do grep -q 'listening on' "$1" && break; sleep 0.1; done
-    grep -o 'http://[^ ]*' "$1"
-}
 mkdir "$TMP/up"
 TMPDIR="$TMP/up" "$HARK" serve --port 0 --max-upload-mb 1 2>"$TMP/log" &
 pid=$!
