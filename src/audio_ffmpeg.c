@@ -161,12 +161,14 @@ static pid_t start_ffmpeg(const char *program, int in, int err, int channels, in
     return pid;
 }
 
+/* ffmpeg's wait status; 0 (success: its output decides) when a program that
+ * ignores SIGCHLD had it reaped already. */
 static int wait_status(pid_t pid)
 {
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
-            return -1;
+            return 0;
     return status;
 }
 
