@@ -162,8 +162,8 @@ hark_context *hark_context_new(const hark_model *model, const hark_params *param
 void hark_context_free(hark_context *ctx);
 const char *hark_last_error(const hark_context *ctx);
 
-/* Transcribes mono 16 kHz float samples, or any audio file libsndfile reads
- * ("-" for stdin).  Replaces the context's previous results. */
+/* Transcribes mono 16 kHz float samples, or an audio file as hark_read_audio reads
+ * it ("-" for stdin).  Replaces the context's previous results. */
 int hark_transcribe(hark_context *ctx, const float *samples, size_t n_samples);
 int hark_transcribe_file(hark_context *ctx, const char *path);
 
