@@ -21,6 +21,8 @@ static const char USAGE[] =
     "       hark mel FILE -o OUT.npy [--n-mels N]  write the log-mel transcription uses\n"
     "       hark bench -m MODEL [-t N] [--json] [--audio FILE]  speed and memory benchmark\n"
     "       hark vad FILE... [VAD options]    the speech spans --vad transcribes, in seconds\n"
+    "       hark stream [FILE] [--step MS] [--length MS] [options]  live transcription\n"
+    "                                         of 16 kHz mono 16-bit PCM (stdin, a FIFO)\n"
     "       hark serve [--host A] [--port N] [--max-upload-mb N] [-j N] [options]  speech to\n"
     "                                         text over HTTP, N requests at once (default 1):\n"
     "                                         POST /inference (whisper.cpp's server)\n"
@@ -943,6 +945,8 @@ int main(int argc, char **argv)
         return cli_bench_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "vad") == 0)
         return cli_vad_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "stream") == 0)
+        return cli_stream_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "serve") == 0)
         return cli_serve_main(argc - 1, argv + 1);
     cli_options o;

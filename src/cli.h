@@ -45,9 +45,9 @@ void cli_flush_stdout(void);
 /* fputs(s, stdout), remembering why it first failed likewise. */
 void cli_print(const char *s);
 /* Whether a walk takes the file, by its extension (any case): what libsndfile
- * (>= 1.1, which reads mp3) opens, and recordings it cannot (m4a, webm...), so
- * that each fails with the conversion to run rather than being passed over
- * (cli_batch.c; hark test's directories too). */
+ * (>= 1.1, which reads mp3) opens, and what hark reads through ffmpeg (m4a,
+ * webm, mov...), which without ffmpeg fails saying so rather than being passed
+ * over (cli_batch.c; hark test's directories too). */
 int cli_is_audio_name(const char *name);
 /* Resolves -m or the default model path; prints the error and returns -1. */
 int cli_model_path(const cli_options *o, char *out, size_t n);
@@ -63,6 +63,9 @@ int cli_parse_vad_option(cli_options *o, const char *name, const char *v);
 /* hark serve [options]: transcription over HTTP until SIGINT or SIGTERM; returns the
  * exit status (cli_serve.c). */
 int cli_serve_main(int argc, char **argv);
+/* hark stream [FILE] [options]: live transcription of 16 kHz PCM as it comes;
+ * returns the exit status (cli_stream.c). */
+int cli_stream_main(int argc, char **argv);
 /* hark vad FILE... [VAD options]; returns the exit status (cli_vad.c). */
 int cli_vad_main(int argc, char **argv);
 /* With --vad, loads the VAD model (--vad-model, else hark's own) into *vad (NULL

@@ -1,0 +1,66 @@
+# hark stream: raw 16 kHz PCM transcribed as it comes, whisper.cpp's stream windows:
+# each final line is what hark says of that window's audio alone, whether the audio
+# comes at once or slowly, raw or as a WAV stream; bad input and options fail in a line.
+. "$(dirname "$0")/lib.sh"
+if [ ! -f models/hark-en-tiny/config.json ]; then
+    skip "no default model"; summary stream; exit
+fi
+S1=samples/sample01-en-us.wav LONG=samples/long-espeak-en-us.wav
+GREEDY=(-q --no-timestamps --beam-size 1)
+sox $S1 -t raw "$TMP/s1.raw" && sox $LONG -t raw "$TMP/long.raw"
+# what hark says of samples FROM for N (sox's trim, in samples) with options
+says() { sox $LONG "$TMP/slice.wav" trim "$1"s "$2"s && "$HARK" "${GREEDY[@]}" "${@:3}" "$TMP/slice.wav"; }
+
+# shorter than a step: one line, the whole clip's transcript
+"$HARK" stream <"$TMP/s1.raw" >"$TMP/out" 2>"$TMP/err"
+expect_eq "one short clip: exit, stderr" "$? $(cat "$TMP/err")" "0 "
+expect_eq "one short clip" "$(cat "$TMP/out")" "$("$HARK" "${GREEDY[@]}" $S1)"
+# the same as a WAV stream (arecord's without -t raw), from a FIFO, slowly
+sox $S1 -t wav - | "$HARK" stream >"$TMP/wav-out" 2>"$TMP/err"
+expect_eq "WAV stream: exit, stderr, text" "$? $(cat "$TMP/err") $(cat "$TMP/wav-out")" "0  $(cat "$TMP/out")"
+mkfifo "$TMP/fifo"
+{ head -c 30000 "$TMP/s1.raw"; sleep 0.5; tail -c +30001 "$TMP/s1.raw"; } >"$TMP/fifo" &
+"$HARK" stream "$TMP/fifo" >"$TMP/slow" 2>"$TMP/err"
+expect_eq "slow FIFO: exit, stderr, text" "$? $(cat "$TMP/err") $(cat "$TMP/slow")" "0  $(cat "$TMP/out")"
+
+# the long sample, steps of 2 s in windows of 6 s: a line is final every 2 steps, the
+# first of 0-4 s, the k-th (k >= 2) of 4k-4.2 to 4k s (the 0.2 s kept, then 4 s new)
+"$HARK" stream --step 2000 --length 6000 "$TMP/long.raw" >"$TMP/lines" 2>"$TMP/err"
+expect_eq "long: exit, stderr" "$? $(cat "$TMP/err")" "0 "
+expect_eq "long: line 1" "$(sed -n 1p "$TMP/lines")" "$(says 0 64000)"
+expect_eq "long: line 2" "$(sed -n 2p "$TMP/lines")" "$(says 60800 67200)"
+expect_eq "long: line 7" "$(sed -n 7p "$TMP/lines")" "$(says 380800 67200)"
+# 65.07 s: 16 lines of 4 s, the last 1.07 s (and the 0.2 s kept) a line of its own
+expect_eq "long: lines" "$(wc -l <"$TMP/lines")" 17
+expect_eq "long: the last" "$(tail -n 1 "$TMP/lines")" "$(says 1020800 20386)"
+# --keep-context: a line prompted with the final text before it, as --initial-prompt
+"$HARK" stream --step 2000 --length 6000 --keep-context "$TMP/long.raw" >"$TMP/ctx" 2>"$TMP/err"
+expect_eq "--keep-context: line 1" "$(sed -n 1p "$TMP/ctx")" "$(sed -n 1p "$TMP/lines")"
+expect_eq "--keep-context: line 2" "$(sed -n 2p "$TMP/ctx")" \
+    "$(says 60800 67200 --initial-prompt "$(sed -n 1p "$TMP/ctx")")"
+# on a terminal the line is redrawn at each step (\r, erase line), then ends
+if command -v script >/dev/null; then
+    script -qec "$HARK stream --step 1000 --length 3000 $TMP/s1.raw" /dev/null </dev/null >"$TMP/tty"
+    expect_eq "terminal: redraws, lines" "$(grep -o $'\r\033\[2K' "$TMP/tty" | wc -l) $(tr -d '\r' <"$TMP/tty" | grep -c .)" "4 2"
+else
+    skip "no script(1)"
+fi
+
+# bad input and options: one line, exit 1 (2 for usage), nothing on stdout
+expect_error "hark: stdin: no audio samples" stream </dev/null
+expect_error "hark: $TMP/none.raw: No such file or directory" stream "$TMP/none.raw"
+sox $S1 -r 44100 -c 2 -t wav - 2>/dev/null >"$TMP/cd.wav"
+expect_error "hark: stdin: a WAV stream of 44100 Hz, 2 channel(s), 16-bit: hark stream reads 16000 Hz, 1 channel, 16-bit PCM" stream <"$TMP/cd.wav"
+head -c 20 "$TMP/cd.wav" | expect_error "hark: stdin: a WAV stream without a data chunk in its first 20 bytes" stream
+usage() { # WANT ARGS...
+    local want=$1; shift
+    "$HARK" stream "$@" </dev/null >"$TMP/out" 2>"$TMP/err"
+    expect_eq "hark stream $*" "$? $(cat "$TMP/err") $(wc -c <"$TMP/out")" "2 $want 0"
+}
+usage "hark: bad value for --step: 50 (milliseconds, 100 to 3600000)" --step 50
+usage "hark: bad value for --keep: x (milliseconds, 0 to 3600000)" --keep x
+usage "hark: stream: --step 5000 is longer than --length 3000" --step 5000 --length 3000
+usage "hark: stream: one input at most (a.raw, then b.raw)" a.raw b.raw
+usage "hark: stream: unknown option --bogus (see hark stream --help)" --bogus
+"$HARK" stream --help | grep -q '^usage: hark stream' && ok || bad "hark stream --help"
+summary stream
