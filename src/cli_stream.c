@@ -337,6 +337,11 @@ static int parse(stream *st, int argc, char **argv)
 
 static int open_input(stream *st)
 {
+    if (!strcmp(st->input, "-") && isatty(0)) {
+        fprintf(stderr, "hark: stream: stdin is a terminal: pipe 16 kHz PCM into it, e.g. "
+                        "arecord -q -f S16_LE -c 1 -r 16000 -t raw | hark stream\n");
+        return -1;
+    }
     if (!strcmp(st->input, "-"))
         return st->fd = 0;
     if ((st->fd = open(st->input, O_RDONLY | O_CLOEXEC)) < 0)

@@ -42,6 +42,10 @@ expect_eq "--keep-context: line 2" "$(sed -n 2p "$TMP/ctx")" \
 if command -v script >/dev/null; then
     script -qec "$HARK stream --step 1000 --length 3000 $TMP/s1.raw" /dev/null </dev/null >"$TMP/tty"
     expect_eq "terminal: redraws, lines" "$(grep -o $'\r\033\[2K' "$TMP/tty" | wc -l) $(tr -d '\r' <"$TMP/tty" | grep -c .)" "4 2"
+    # stdin a terminal: no audio will come from it
+    script -qec "$HARK stream" /dev/null </dev/null >"$TMP/tty"
+    expect_eq "stdin a terminal" "$(tr -d '\r' <"$TMP/tty")" \
+        "hark: stream: stdin is a terminal: pipe 16 kHz PCM into it, e.g. arecord -q -f S16_LE -c 1 -r 16000 -t raw | hark stream"
 else
     skip "no script(1)"
 fi
