@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 unset HARK_FFMPEG # lib.sh turns it off for the other scripts
 if ! command -v ffmpeg >/dev/null; then
-    skip "ffmpeg is not installed (make deps installs it)"; summary test_ffmpeg; exit
+    skip "ffmpeg is not installed (make deps installs it)"; summary ffmpeg; exit
 fi
 S1=samples/sample01-en-us.wav S2=samples/sample05-awb.wav
 ff() { ffmpeg -nostdin -hide_banner -loglevel error -y "$@"; }
@@ -98,4 +98,4 @@ expect_eq "three bytes of output: exit, stderr" "$? $(cat "$TMP/err")" "0 "
 # ffmpeg gets none of the descriptors hark holds (a server's sockets) beyond its three
 fake fds '[ -e /proc/$$/fd/7 ] && echo "fd 7 open" >&2 || echo "fd 7 closed" >&2; exit 1'
 HARK_FFMPEG=$TMP/fds expect_error "hark: $TMP/s1.m4a: $mp4; ffmpeg: fd 7 closed" "$TMP/s1.m4a" 7<"$TMP/text.wav"
-summary test_ffmpeg
+summary ffmpeg
