@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "internal.h" /* hark_verbose_line */
 
 /* Samples the reader has taken in and the stream loop not yet. */
 typedef struct queue {
@@ -32,6 +33,7 @@ typedef struct stream {
     int step_ms, length_ms, keep_ms, keep_context;
     int fd;
     queue q;
+    hark_vad *vad;       /* --vad: utterances (run_vad) rather than windows */
 } stream;
 
 static const char STREAM_USAGE[] =
@@ -46,6 +48,9 @@ static const char STREAM_USAGE[] =
     "  begins with the last --keep ms (default 200) of its audio.  On a terminal the\n"
     "  line is redrawn at each step; elsewhere only final lines are written.\n"
     "  --keep-context  prompt each line with the final text of the one before\n"
+    "  --vad [VAD options]  utterances instead: once speech is followed by a second of\n"
+    "                  silence (or fills --length), its segments, timed in the stream:\n"
+    "                  [00:05.630 --> 00:07.830]  text\n"
     "  Decoding options as hark --help (greedy unless --beam-size is given).\n";
 
 /* ---- the reader thread */
@@ -221,6 +226,7 @@ static int transcribe(const stream *st, const hark_model *model, hark_context **
     if (!*ctx) {
         hark_params p = st->o.params;
         p.initial_prompt = st->keep_context ? prompt : NULL;
+        p.vad = st->vad;
         if (!(*ctx = hark_context_new(model, &p))) {
             fprintf(stderr, "hark: stream: out of memory\n");
             return -1;
@@ -276,6 +282,84 @@ static int run(stream *st, const hark_model *model)
         show(window_text(ctx), 1, tty);
     hark_context_free(ctx);
     free(prompt);
+    free(w);
+    return rc;
+}
+
+/* ---- --vad: utterances */
+
+/* Silence after the speech that ends an utterance, as whisper.cpp's stream waits
+ * for a second of it in its VAD mode. */
+enum { END_SILENCE = HARK_SAMPLE_RATE };
+
+/* Where the utterance in w[0, n) ends: 0 while its speech goes on.  Finished
+ * speech is cut midway into the silence after it (the rest may hold the start of
+ * what comes next); at --length samples, after the last span but one, else there. */
+static size_t utterance_end(const stream *st, const float *w, size_t n, size_t len, int eof,
+                            int *err)
+{
+    int max = (int)(2 * (n / HARK_VAD_CHUNK) + 4);
+    double *start = malloc(sizeof(double) * (size_t)max), *end = malloc(sizeof(double) * (size_t)max);
+    int k = start && end ? hark_vad_speech_spans(st->vad, &st->o.params, w, n, start, end, max)
+                         : HARK_ERR_NOMEM;
+    size_t cut = 0, last_end = k > 0 ? (size_t)(end[k - 1] * HARK_SAMPLE_RATE) : 0;
+    if (k < 0)
+        *err = 1;
+    else if (eof)
+        cut = n;
+    else if (k == 0) /* silence alone: let go of all but its last second */
+        cut = n > END_SILENCE ? n - END_SILENCE : 0;
+    else if (n >= last_end + END_SILENCE)
+        cut = last_end + (n - last_end) / 2;
+    else if (n >= len)
+        cut = k > 1 ? (size_t)((end[k - 2] + start[k - 1]) / 2 * HARK_SAMPLE_RATE) : n;
+    free(start);
+    free(end);
+    return cut;
+}
+
+/* The utterance's segments, "[start --> end] text" in the stream's time (t0 seconds
+ * before w[0]). */
+static void print_utterance(const hark_context *ctx, double t0)
+{
+    for (int i = 0; i < hark_n_segments(ctx); i++) {
+        char *line = hark_verbose_line(t0 + hark_segment_start(ctx, i),
+                                       t0 + hark_segment_end(ctx, i), hark_segment_text(ctx, i), 0);
+        cli_print(line ? line : "\n");
+        free(line);
+    }
+    cli_flush_stdout();
+}
+
+/* Takes steps of audio until the speech in them ends, transcribes the utterance
+ * (its speech alone, as --vad does) and goes on after it. */
+static int run_vad(stream *st, const hark_model *model)
+{
+    size_t step = (size_t)st->step_ms * 16, len = (size_t)st->length_ms * 16, n = 0, t0 = 0;
+    float *w = malloc(sizeof(float) * (len + step));
+    hark_context *ctx = NULL;
+    int rc = w ? 0 : 1, eof = 0;
+    while (!rc && !eof) {
+        size_t got = queue_take(&st->q, w + n, step), cut;
+        eof = got < step;
+        n += got;
+        if (n == 0 || !(cut = utterance_end(st, w, n, len, eof, &rc)) || rc)
+            continue;
+        if (transcribe(st, model, &ctx, NULL, w, cut)) {
+            rc = 1;
+            break;
+        }
+        if (hark_n_segments(ctx))
+            print_utterance(ctx, (double)t0 / HARK_SAMPLE_RATE);
+        memmove(w, w + cut, sizeof(float) * (n - cut));
+        n -= cut;
+        t0 += cut;
+    }
+    if (!rc && t0 + n == 0 && !st->q.err[0]) {
+        fprintf(stderr, "hark: %s: no audio samples\n", input_name(st));
+        rc = 1;
+    }
+    hark_context_free(ctx);
     free(w);
     return rc;
 }
@@ -358,10 +442,11 @@ int cli_stream_main(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     cli_default_threads(&st.o);
-    st.o.params.timestamps = 0;
-    hark_model *model = cli_load_model(&st.o);
+    st.o.params.timestamps = st.o.vad; /* whisper.cpp's stream: with VAD only */
+    hark_model *model = cli_load_models(&st.o, &st.vad);
     if (!model || open_input(&st) < 0) {
         hark_model_free(model);
+        hark_vad_free(st.vad);
         return 1;
     }
     pthread_mutex_init(&st.q.lock, NULL);
@@ -369,7 +454,7 @@ int cli_stream_main(int argc, char **argv)
     pthread_cond_init(&st.q.room, NULL);
     pthread_t t;
     if (pthread_create(&t, NULL, reader, &st) == 0) {
-        rc = run(&st, model);
+        rc = st.vad ? run_vad(&st, model) : run(&st, model);
         if (rc)
             pthread_cancel(t); /* it may wait on a live source for ever */
         pthread_join(t, NULL);
@@ -385,6 +470,7 @@ int cli_stream_main(int argc, char **argv)
         close(st.fd);
     free(st.q.s);
     hark_model_free(model);
+    hark_vad_free(st.vad);
     cli_flush_stdout();
     return rc;
 }

@@ -50,6 +50,40 @@ else
     skip "no script(1)"
 fi
 
+# --vad: an utterance is transcribed once its speech is followed by a second of silence
+# (whisper.cpp's stream in VAD mode), its segments timed in the stream: three samples
+# with 2 s of silence between them give their sentences, each utterance starting where
+# hark vad finds the speech of the whole file start
+S2=samples/sample02-en-gb.wav S4=samples/sample04-kal16.wav
+sox -n -r 16000 -c 1 "$TMP/gap.wav" trim 0 2 && sox $S1 "$TMP/gap.wav" $S2 "$TMP/gap.wav" $S4 "$TMP/utt.wav"
+sox "$TMP/utt.wav" -t raw - | "$HARK" stream --vad >"$TMP/utt" 2>"$TMP/err"
+expect_eq "--vad: exit, stderr" "$? $(cat "$TMP/err")" "0 "
+"$HARK" vad "$TMP/utt.wav" >"$TMP/spans"
+starts() { grep -o '^\[[0-9:.]*' "$1" | tr -d '[' | awk -F: '{ printf "%.2f\n", $1 * 60 + $2 }'; }
+# utterance k's first segment: line 1, 3 and 5 (two sentences each in the first two)
+expect_eq "--vad: lines" "$(wc -l <"$TMP/utt")" 5
+for k in "1 1" "3 3" "5 5"; do
+    set -- $k
+    t=$(starts "$TMP/utt" | sed -n "${1}p") want=$(sed -n "${2}p" "$TMP/spans" | cut -f 1)
+    awk -v a="$t" -v b="$want" 'BEGIN { exit !(a - b < 0.05 && b - a < 0.05) }' && ok ||
+        bad "--vad: line $1 starts at $t, the speech at $want"
+done
+text() { sed 's/^\[[^]]*\]  //' "$1"; }
+expect_eq "--vad: the first utterance" "$(text "$TMP/utt" | head -n 2)" "$("$HARK" -q --beam-size 1 $S1)"
+expect_eq "--vad: the last" "$(text "$TMP/utt" | tail -n 1)" "$("$HARK" -q --beam-size 1 $S4)"
+# continuous speech is cut at --length, between spans; the segments keep their order
+# and lose nothing (147 words said)
+"$HARK" stream --vad "$TMP/long.raw" >"$TMP/long-vad" 2>"$TMP/err"
+expect_eq "--vad long: exit, stderr" "$? $(cat "$TMP/err")" "0 "
+grep -o '[0-9:.]* --> [0-9:.]*' "$TMP/long-vad" | tr -d '>' | awk -F' --' '
+    function s(t, p) { split(t, p, ":"); return p[1] * 60 + p[2] }
+    { a = s($1); b = s($2); if (a < last - 0.001 || b < a || b > 65.08) bad = bad " " NR; last = b }
+    END { exit bad != "" }' && ok || bad "--vad long: times out of order: $(head -n 5 "$TMP/long-vad")"
+[ "$(text "$TMP/long-vad" | wc -w)" -ge 140 ] && ok || bad "--vad long: $(text "$TMP/long-vad" | wc -w) words"
+# silence alone: nothing said
+sox -n -r 16000 -c 1 -b 16 -t raw - trim 0 25 | "$HARK" stream --vad >"$TMP/out" 2>"$TMP/err"
+expect_eq "--vad silence: exit, stderr, stdout" "$? $(cat "$TMP/err") $(wc -c <"$TMP/out")" "0  0"
+
 # bad input and options: one line, exit 1 (2 for usage), nothing on stdout
 expect_error "hark: stdin: no audio samples" stream </dev/null
 expect_error "hark: $TMP/none.raw: No such file or directory" stream "$TMP/none.raw"
