@@ -249,7 +249,11 @@ static int run(stream *st, const hark_model *model)
     float *w = malloc(sizeof(float) * cap);
     char *prompt = NULL;
     hark_context *ctx = NULL;
-    for (long iter = 1; w && !rc; iter++) {
+    if (!w) {
+        fprintf(stderr, "hark: stream: out of memory\n");
+        rc = 1;
+    }
+    for (long iter = 1; !rc; iter++) {
         size_t got = queue_take(&st->q, w + old, step), take = keep + len > got ? keep + len - got : 0;
         if (got == 0 && iter == 1 && !st->q.err[0]) { /* the reader's error is told after */
             fprintf(stderr, "hark: %s: no audio samples\n", input_name(st));
@@ -303,8 +307,10 @@ static size_t utterance_end(const stream *st, const float *w, size_t n, size_t l
     int k = start && end ? hark_vad_speech_spans(st->vad, &st->o.params, w, n, start, end, max)
                          : HARK_ERR_NOMEM;
     size_t cut = 0, last_end = k > 0 ? (size_t)(end[k - 1] * HARK_SAMPLE_RATE) : 0;
-    if (k < 0)
+    if (k < 0) {
+        fprintf(stderr, "hark: stream: out of memory for voice activity detection\n");
         *err = 1;
+    }
     else if (eof)
         cut = n;
     else if (k == 0) /* silence alone: let go of all but its last second */
@@ -339,6 +345,8 @@ static int run_vad(stream *st, const hark_model *model)
     float *w = malloc(sizeof(float) * (len + step));
     hark_context *ctx = NULL;
     int rc = w ? 0 : 1, eof = 0;
+    if (!w)
+        fprintf(stderr, "hark: stream: out of memory\n");
     while (!rc && !eof) {
         size_t got = queue_take(&st->q, w + n, step), cut;
         eof = got < step;
