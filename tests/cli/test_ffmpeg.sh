@@ -56,6 +56,14 @@ expect_eq "directory of m4a, mkv, mov, avi: exit, stderr, outputs" "$? $(cat "$T
 cat "$TMP/walked/"*.txt | sort -u | cmp -s - <(sort -u "$TMP/wav/sample01-en-us.txt") && ok ||
     bad "walked files say: $(cat "$TMP/walked/"*.txt | head -n 3)"
 
+# hark test: voice memos beside their transcripts pass as their WAVs do
+mkdir "$TMP/memos" && cp "$TMP/s1.m4a" "$TMP/memos/memo.m4a" && cp "$TMP/s1.webm" "$TMP/memos/call.webm"
+cp samples/sample01-en-us.txt "$TMP/memos/memo.txt" && cp samples/sample01-en-us.txt "$TMP/memos/call.txt"
+"$HARK" test "$TMP/memos" >"$TMP/out" 2>"$TMP/err"
+expect_eq "hark test on m4a and webm: exit, stderr" "$? $(cat "$TMP/err")" "0 "
+expect_eq "hark test rows" "$(awk 'NR > 1 { print $1, $NF }' "$TMP/out" | tr '\n' ' ')" \
+    "call.webm PASS memo.m4a PASS TOTAL PASS "
+
 # hark serve: an upload ffmpeg reads is answered as the command line answers it; one
 # neither reads gets both reasons
 if command -v curl >/dev/null; then
