@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { WHAT_LEN = 200 }; /* what a file is, when libsndfile cannot read it */
@@ -310,6 +311,19 @@ static int spill(const hark_map *m)
     return fd;
 }
 
+/* The file again for ffmpeg; what is not a regular file (a FIFO, read to its
+ * end already, would wait for a writer for ever) from the bytes read. */
+static int open_regular_again(const char *path, const hark_map *m)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        return fd;
+    if (fd >= 0)
+        close(fd);
+    return spill(m);
+}
+
 /* ffmpeg's turn at a file libsndfile could not read (rc, e: libsndfile's
  * error, kept when there is no ffmpeg and the file is no known container). */
 static int decode_with_ffmpeg(const char *path, const hark_map *m, const char *what,
@@ -317,7 +331,7 @@ static int decode_with_ffmpeg(const char *path, const hark_map *m, const char *w
 {
     int is_stdin = strcmp(path, "-") == 0;
     const char *name = is_stdin ? "stdin" : path;
-    int fd = is_stdin ? spill(m) : open(path, O_RDONLY | O_CLOEXEC);
+    int fd = is_stdin ? spill(m) : open_regular_again(path, m);
     if (fd < 0)
         return rc;
     hark_error mine;

@@ -26,6 +26,14 @@ cat "$TMP/s1.m4a" | "$HARK" -q - >"$TMP/stdin.txt" 2>"$TMP/err"
 expect_eq "m4a on stdin: exit, stderr" "$? $(cat "$TMP/err")" "0 "
 cmp -s "$TMP/stdin.txt" "$TMP/wav/sample01-en-us.txt" && ok || bad "m4a on stdin: $(cat "$TMP/stdin.txt")"
 
+# a FIFO is read once, to its end: ffmpeg gets those bytes, not the FIFO again (which
+# would wait for another writer for ever)
+mkfifo "$TMP/memo.fifo"
+cat "$TMP/s1.m4a" >"$TMP/memo.fifo" &
+timeout 60 "$HARK" -q "$TMP/memo.fifo" >"$TMP/fifo.txt" 2>"$TMP/err"
+expect_eq "m4a through a FIFO: exit, stderr" "$? $(cat "$TMP/err")" "0 "
+cmp -s "$TMP/fifo.txt" "$TMP/wav/sample01-en-us.txt" && ok || bad "m4a through a FIFO: $(cat "$TMP/fifo.txt")"
+
 # ffmpeg's rate and channel conversion is openai's: 44.1 kHz stereo Opus in WebM and
 # AAC in MP4 (lossy) still say what the WAV says
 sox $S1 -r 44100 -c 2 "$TMP/s1-44k.wav"
