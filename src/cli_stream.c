@@ -48,9 +48,10 @@ static const char STREAM_USAGE[] =
     "  begins with the last --keep ms (default 200) of its audio.  On a terminal the\n"
     "  line is redrawn at each step; elsewhere only final lines are written.\n"
     "  --keep-context  prompt each line with the final text of the one before\n"
-    "  --vad [VAD options]  utterances instead: once speech is followed by a second of\n"
-    "                  silence (or fills --length), its segments, timed in the stream:\n"
-    "                  [00:05.630 --> 00:07.830]  text\n"
+    "  --vad [VAD options]  utterances instead (--step 0 too, as whisper.cpp's): once\n"
+    "                  speech is followed by a second of silence (or fills --length),\n"
+    "                  its segments, timed in the stream, looked for every --step ms\n"
+    "                  (default 1000): [00:05.630 --> 00:07.830]  text\n"
     "  Decoding options as hark --help (greedy unless --beam-size is given).\n";
 
 /* ---- the reader thread */
@@ -382,9 +383,14 @@ static int ms_option(stream *st, const char *a, const char *v)
     if (!target)
         return 1;
     int lo = target == &st->keep_ms ? 0 : 100;
+    if (v && target == &st->step_ms && !strcmp(v, "0")) { /* whisper.cpp's VAD mode */
+        st->o.vad = 1;
+        st->step_ms = -1;
+        return 0;
+    }
     if (!v || cli_int_arg(v, lo, 3600 * 1000, target)) {
-        fprintf(stderr, "hark: bad value for %s: %s (milliseconds, %d to 3600000)\n", a,
-                v ? v : "(none)", lo);
+        fprintf(stderr, "hark: bad value for %s: %s (milliseconds, %d to 3600000%s)\n", a,
+                v ? v : "(none)", lo, target == &st->step_ms ? ", or 0 for --vad" : "");
         return -1;
     }
     return 0;
@@ -419,6 +425,8 @@ static int parse(stream *st, int argc, char **argv)
             return 2;
         }
     }
+    if (st->step_ms < 0) /* --vad looks for the end of speech every second */
+        st->step_ms = st->o.vad ? 1000 : 3000;
     if (st->step_ms > st->length_ms) {
         fprintf(stderr, "hark: stream: --step %d is longer than --length %d\n", st->step_ms,
                 st->length_ms);
@@ -443,7 +451,7 @@ static int open_input(stream *st)
 
 int cli_stream_main(int argc, char **argv)
 {
-    stream st = {.input = "-", .step_ms = 3000, .length_ms = 10000, .keep_ms = 200};
+    stream st = {.input = "-", .step_ms = -1, .length_ms = 10000, .keep_ms = 200};
     cli_default_options(&st.o);
     st.o.params.beam_size = 1; /* whisper.cpp's stream: greedy */
     int rc = parse(&st, argc, argv);

@@ -56,7 +56,7 @@ fi
 # hark vad finds the speech of the whole file start
 S2=samples/sample02-en-gb.wav S4=samples/sample04-kal16.wav
 sox -n -r 16000 -c 1 "$TMP/gap.wav" trim 0 2 && sox $S1 "$TMP/gap.wav" $S2 "$TMP/gap.wav" $S4 "$TMP/utt.wav"
-sox "$TMP/utt.wav" -t raw - | "$HARK" stream --vad >"$TMP/utt" 2>"$TMP/err"
+sox "$TMP/utt.wav" -t raw - | "$HARK" stream --vad --step 3000 >"$TMP/utt" 2>"$TMP/err"
 expect_eq "--vad: exit, stderr" "$? $(cat "$TMP/err")" "0 "
 "$HARK" vad "$TMP/utt.wav" >"$TMP/spans"
 starts() { grep -o '^\[[0-9:.]*' "$1" | tr -d '[' | awk -F: '{ printf "%.2f\n", $1 * 60 + $2 }'; }
@@ -80,6 +80,12 @@ grep -o '[0-9:.]* --> [0-9:.]*' "$TMP/long-vad" | tr -d '>' | awk -F' --' '
     { a = s($1); b = s($2); if (a < last - 0.001 || b < a || b > 65.08) bad = bad " " NR; last = b }
     END { exit bad != "" }' && ok || bad "--vad long: times out of order: $(head -n 5 "$TMP/long-vad")"
 [ "$(text "$TMP/long-vad" | wc -w)" -ge 140 ] && ok || bad "--vad long: $(text "$TMP/long-vad" | wc -w) words"
+# whisper.cpp's --step 0 is --vad, looking for the end of speech every second
+"$HARK" stream --step 0 "$TMP/utt.wav" >"$TMP/step0" 2>"$TMP/err"
+expect_eq "--step 0: exit, stderr" "$? $(cat "$TMP/err")" "0 "
+"$HARK" stream --vad --step 1000 "$TMP/utt.wav" | cmp -s - "$TMP/step0" && ok || bad "--step 0 is not --vad --step 1000"
+"$HARK" stream --vad "$TMP/utt.wav" | cmp -s - "$TMP/step0" && ok || bad "--vad's step is not 1000"
+cmp -s "$TMP/step0" "$TMP/utt" && bad "--step 3000 and 1000 cut alike here: the two checks above prove nothing" || ok
 # silence alone: nothing said
 sox -n -r 16000 -c 1 -b 16 -t raw - trim 0 25 | "$HARK" stream --vad >"$TMP/out" 2>"$TMP/err"
 expect_eq "--vad silence: exit, stderr, stdout" "$? $(cat "$TMP/err") $(wc -c <"$TMP/out")" "0  0"
@@ -95,7 +101,7 @@ usage() { # WANT ARGS...
     "$HARK" stream "$@" </dev/null >"$TMP/out" 2>"$TMP/err"
     expect_eq "hark stream $*" "$? $(cat "$TMP/err") $(wc -c <"$TMP/out")" "2 $want 0"
 }
-usage "hark: bad value for --step: 50 (milliseconds, 100 to 3600000)" --step 50
+usage "hark: bad value for --step: 50 (milliseconds, 100 to 3600000, or 0 for --vad)" --step 50
 usage "hark: bad value for --keep: x (milliseconds, 0 to 3600000)" --keep x
 usage "hark: stream: --step 5000 is longer than --length 3000" --step 5000 --length 3000
 usage "hark: stream: one input at most (a.raw, then b.raw)" a.raw b.raw
