@@ -239,6 +239,33 @@ static int transcribe(const stream *st, const hark_model *model, hark_context **
     return -1;
 }
 
+/* The input ended before a sample came (not for a read error, told after). */
+static int no_audio(const stream *st)
+{
+    if (st->q.err[0])
+        return 0;
+    fprintf(stderr, "hark: %s: no audio samples\n", input_name(st));
+    return 1;
+}
+
+/* Moves the last keep of the old samples in w to its start; returns how many. */
+static size_t keep_tail(float *w, size_t old, size_t keep)
+{
+    size_t k = keep < old ? keep : old;
+    memmove(w, w + old - k, sizeof(float) * k);
+    return k;
+}
+
+/* --keep-context: the final line's text becomes the next line's prompt, in a new
+ * context (a context's prompt is set when it is made). */
+static void carry_prompt(hark_context **ctx, char **prompt)
+{
+    free(*prompt);
+    *prompt = strdup(hark_text(*ctx));
+    hark_context_free(*ctx);
+    *ctx = NULL;
+}
+
 /* The window of each step: the last of the audio before (up to keep + length - new
  * samples of it, as whisper.cpp's stream) and the new step. */
 static int run(stream *st, const hark_model *model)
@@ -256,12 +283,10 @@ static int run(stream *st, const hark_model *model)
     }
     for (long iter = 1; !rc; iter++) {
         size_t got = queue_take(&st->q, w + old, step), take = keep + len > got ? keep + len - got : 0;
-        if (got == 0 && iter == 1 && !st->q.err[0]) { /* the reader's error is told after */
-            fprintf(stderr, "hark: %s: no audio samples\n", input_name(st));
-            rc = 1;
-        }
-        if (got == 0)
+        if (got == 0) {
+            rc = iter == 1 && no_audio(st);
             break;
+        }
         take = take < old ? take : old; /* the last `take` of the `old` kept */
         memmove(w, w + old - take, sizeof(float) * (take + got));
         old = take + got;
@@ -272,16 +297,10 @@ static int run(stream *st, const hark_model *model)
         int final = iter % new_line == 0;
         show(window_text(ctx), final, tty);
         shown = final;
-        if (final && st->keep_context) { /* the next line's prompt: this one's text */
-            free(prompt);
-            prompt = strdup(hark_text(ctx));
-            hark_context_free(ctx);
-            ctx = NULL;
-        }
-        if (final) {
-            memmove(w, w + old - (keep < old ? keep : old), sizeof(float) * (keep < old ? keep : old));
-            old = keep < old ? keep : old;
-        }
+        if (final && st->keep_context)
+            carry_prompt(&ctx, &prompt);
+        if (final)
+            old = keep_tail(w, old, keep);
     }
     if (!rc && !shown && ctx) /* the input ended mid-line: its last text is final */
         show(window_text(ctx), 1, tty);
@@ -364,10 +383,8 @@ static int run_vad(stream *st, const hark_model *model)
         n -= cut;
         t0 += cut;
     }
-    if (!rc && t0 + n == 0 && !st->q.err[0]) {
-        fprintf(stderr, "hark: %s: no audio samples\n", input_name(st));
-        rc = 1;
-    }
+    if (!rc && t0 + n == 0)
+        rc = no_audio(st);
     hark_context_free(ctx);
     free(w);
     return rc;
