@@ -231,7 +231,7 @@ static const char HOME_PAGE[] =
     "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>hark serve</title></head>\n"
     "<body><h1>hark serve</h1>\n"
     "<form action=\"/inference\" method=\"post\" enctype=\"multipart/form-data\">\n"
-    "<p><input type=\"file\" name=\"file\" accept=\"audio/*\" required></p>\n"
+    "<p><input type=\"file\" name=\"file\" accept=\"audio/*,video/*\" required></p>\n"
     "<p><select name=\"response_format\"><option>text</option><option>json</option>"
     "<option>verbose_json</option><option>srt</option><option>vtt</option>"
     "<option>tsv</option></select> <input type=\"submit\" value=\"Transcribe\"></p>\n"
