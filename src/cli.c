@@ -859,18 +859,6 @@ static int cmd_quantize(int argc, char **argv)
     return rc ? 1 : 0;
 }
 
-/* The error for an unknown option, with hark's way of doing what whisper.cpp's
- * option does. */
-static void unknown_option(const char *a)
-{
-    const char *whispercpp = cli_whispercpp_equivalent(a);
-    if (whispercpp)
-        fprintf(stderr, "hark: unknown option %s: whisper.cpp's %s %s (see hark --help)\n", a, a,
-                whispercpp);
-    else
-        fprintf(stderr, "hark: unknown option %s (see hark --help)\n", a);
-}
-
 /* Where the transcripts go, and the options that need somewhere else: one file
  * to stdout; several, or a directory, to files in the current directory unless
  * -o says where (openai's CLI writes there too).  Returns 0 or 2. */
@@ -967,7 +955,7 @@ int main(int argc, char **argv)
         } else if ((r = cli_parse_common(&o, argc, argv, &i)) || (r = parse_file_option(&o, argc, argv, &i))) {
             rc = r < 0 ? 2 : 0;
         } else if (a[0] == '-' && a[1]) {
-            unknown_option(a);
+            cli_unknown_option(NULL, a);
             rc = 2;
         } else {
             inputs[n++] = argv[i];

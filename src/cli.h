@@ -39,6 +39,9 @@ void cli_clip_ms(hark_params *p, double offset_ms, double duration_ms);
 void cli_respell(char *arg, const char *usage);
 /* What hark has for whisper.cpp's option ("-otxt": "is hark's -f txt"), or NULL (cli_hints.c). */
 const char *cli_whispercpp_equivalent(const char *option);
+/* The error for an unknown option of hark's command (NULL: transcription's),
+ * with hark's way of doing what whisper.cpp's option of that name does. */
+void cli_unknown_option(const char *command, const char *option);
 /* fflush(stdout), remembering why it first failed: the exit status and the
  * last word are the failure's, at exit. */
 void cli_flush_stdout(void);

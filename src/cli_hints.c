@@ -1,6 +1,7 @@
 /* What hark calls whisper.cpp's command-line options, for the error an unknown
  * option gets: people come to hark with whisper.cpp's habits (-otxt, -ml 1,
  * -nf), and one line naming hark's way saves a trip through --help. */
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -55,7 +56,27 @@ static const char *const WHISPERCPP[][3] = {
                         "(--suppress-regex and --initial-prompt steer it)"},
     {"--grammar-rule", NULL, "has no equivalent: hark has no grammar-constrained decoding"},
     {"--grammar-penalty", NULL, "has no equivalent: hark has no grammar-constrained decoding"},
+    /* its server's and its stream example's */
+    {"--convert", NULL, "has no use here: hark serve decodes what libsndfile cannot read "
+                        "with ffmpeg whenever ffmpeg is installed"},
+    {"-kc", NULL, "is hark stream's --keep-context"},
+    {"-vth", "--vad-thold", "is hark stream --vad's --vad-threshold (Silero's speech "
+                            "probability rather than an energy ratio)"},
+    {"-fth", "--freq-thold", "has no use here: hark stream --vad uses Silero VAD, no "
+                             "high-pass filter"},
+    {"-c", "--capture", "has no equivalent: hark stream reads PCM from stdin (arecord -D "
+                        "DEVICE -q -f S16_LE -c 1 -r 16000 -t raw | hark stream)"},
 };
+
+void cli_unknown_option(const char *command, const char *option)
+{
+    const char *whispercpp = cli_whispercpp_equivalent(option);
+    fprintf(stderr, "hark: %s%sunknown option %s%s%s%s%s (see hark %s%s--help)\n",
+            command ? command : "", command ? ": " : "", option,
+            whispercpp ? ": whisper.cpp's " : "", whispercpp ? option : "",
+            whispercpp ? " " : "", whispercpp ? whispercpp : "", command ? command : "",
+            command ? " " : "");
+}
 
 const char *cli_whispercpp_equivalent(const char *option)
 {

@@ -538,7 +538,7 @@ static int parse(server *s, int argc, char **argv)
             if (r < 0)
                 return 2;
             if (r == 0) {
-                fprintf(stderr, "hark: serve: unknown option %s (see hark serve --help)\n", a);
+                cli_unknown_option("serve", a);
                 return 2;
             }
         }

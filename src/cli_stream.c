@@ -438,7 +438,7 @@ static int parse(stream *st, int argc, char **argv)
             i++;
         } else if ((r = cli_parse_common(&st->o, argc, argv, &i)) <= 0) {
             if (r == 0)
-                fprintf(stderr, "hark: stream: unknown option %s (see hark stream --help)\n", a);
+                cli_unknown_option("stream", a);
             return 2;
         }
     }

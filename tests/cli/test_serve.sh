@@ -283,6 +283,8 @@ fi
     "2:hark: bad value for --timeout: 0 (see hark --help)"
 "$HARK" serve --nope 2>"$TMP/err"; expect_eq "serve --nope" "$?:$(cat "$TMP/err")" \
     "2:hark: serve: unknown option --nope (see hark serve --help)"
+"$HARK" serve --convert 2>"$TMP/err"; expect_eq "serve --convert (whisper.cpp's)" "$?:$(cat "$TMP/err")" \
+    "2:hark: serve: unknown option --convert: whisper.cpp's --convert has no use here: hark serve decodes what libsndfile cannot read with ffmpeg whenever ffmpeg is installed (see hark serve --help)"
 "$HARK" serve --help >"$TMP/help"; expect_eq "serve --help" "$?:$(head -c 17 "$TMP/help")" "0:usage: hark serve"
 
 kill -TERM $pid; wait $pid; expect_eq "SIGTERM: exit" $? 0

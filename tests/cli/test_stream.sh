@@ -106,5 +106,6 @@ usage "hark: bad value for --keep: x (milliseconds, 0 to 3600000)" --keep x
 usage "hark: stream: --step 5000 is longer than --length 3000" --step 5000 --length 3000
 usage "hark: stream: one input at most (a.raw, then b.raw)" a.raw b.raw
 usage "hark: stream: unknown option --bogus (see hark stream --help)" --bogus
+usage "hark: stream: unknown option -kc: whisper.cpp's -kc is hark stream's --keep-context (see hark stream --help)" -kc
 "$HARK" stream --help | grep -q '^usage: hark stream' && ok || bad "hark stream --help"
 summary stream
