@@ -234,7 +234,7 @@ for opt in $(grep -o '^    {"-[-a-z]*", \(NULL\|"-[-a-z]*"\)' src/cli_hints.c | 
     [[ $? == 2 && "$(cat "$TMP/err")" == "hark: unknown option $opt: whisper.cpp's $opt "* ]] && n=$((n + 1)) ||
         bad "$opt: $(cat "$TMP/err")"
 done
-[ $n -ge 71 ] && ok || bad "only $n of whisper.cpp's options answered"
+[ $n -ge 79 ] && ok || bad "only $n of whisper.cpp's options answered"
 # whisper.cpp's -ot OFFSET -d DURATION (ms, either first) are the clip --clip-timestamps
 # makes in seconds; not beside it
 like_clip() { # CLIP -ot/-d-ARGS...
