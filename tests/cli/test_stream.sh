@@ -96,6 +96,15 @@ expect_error "hark: $TMP/none.raw: No such file or directory" stream "$TMP/none.
 sox $S1 -r 44100 -c 2 -t wav - 2>/dev/null >"$TMP/cd.wav"
 expect_error "hark: stdin: a WAV stream of 44100 Hz, 2 channel(s), 16-bit: hark stream reads 16000 Hz, 1 channel, 16-bit PCM" stream <"$TMP/cd.wav"
 head -c 20 "$TMP/cd.wav" | expect_error "hark: stdin: a WAV stream without a data chunk in its first 20 bytes" stream
+# hostile WAV headers: a chunk claiming 4 GB, a fmt chunk cut short, an odd byte count
+{ printf 'RIFF'; le32 100; printf 'WAVELIST'; le32 4294967295; head -c 40 /dev/zero; } >"$TMP/huge-chunk.wav"
+expect_error "hark: stdin: a WAV stream without a data chunk in its first 60 bytes" stream <"$TMP/huge-chunk.wav"
+{ printf 'RIFF'; le32 100; printf 'WAVEfmt '; le32 16; printf '\x01\x00'; head -c 30 /dev/urandom; } >"$TMP/cut-fmt.wav"
+"$HARK" stream <"$TMP/cut-fmt.wav" >/dev/null 2>"$TMP/err"; rc=$?
+[[ $rc == 1 && $(wc -l <"$TMP/err") == 1 && "$(cat "$TMP/err")" == "hark: stdin: a WAV stream "* ]] && ok ||
+    bad "a cut fmt chunk: $rc $(cat "$TMP/err")"
+head -c 3 /dev/zero | "$HARK" stream >"$TMP/out" 2>"$TMP/err"
+expect_eq "one sample and a half: exit, stderr, stdout" "$? $(cat "$TMP/err") $(wc -c <"$TMP/out")" "0  0"
 usage() { # WANT ARGS...
     local want=$1; shift
     "$HARK" stream "$@" </dev/null >"$TMP/out" 2>"$TMP/err"
