@@ -22,7 +22,7 @@ typedef struct pcm_sink {
     int channels, differ; /* differ: the two channels are not one upmixed */
 } pcm_sink;
 
-enum { MAX_FRAMES = 96LL * 3600 * HARK_SAMPLE_RATE }; /* as libsndfile's files: 96 hours */
+static const size_t MAX_FRAMES = (size_t)96 * 3600 * HARK_SAMPLE_RATE; /* as libsndfile's: 96 h */
 
 const char *hark_ffmpeg_program(void)
 {
@@ -34,7 +34,7 @@ static int sink_room(pcm_sink *s, size_t need, const char *path, hark_error *e)
 {
     if (need <= s->cap)
         return 0;
-    if (need > (size_t)MAX_FRAMES)
+    if (need > MAX_FRAMES)
         return hark_fail(e, HARK_ERR_FORMAT, "%s: implausible length (ffmpeg decodes more "
                          "than 96 hours; hark reads at most 96)", path);
     size_t c = s->cap ? 2 * s->cap : (size_t)1 << 16;
