@@ -101,6 +101,14 @@ static int read_pcm(int fd, pcm_sink *s, const char *path, hark_error *e)
     }
 }
 
+/* The formats ffmpeg may read: audio files and the containers recordings and
+ * videos come in.  Not playlists and manifests (hls, dash, concat...), which make
+ * it open the files they name: a server's upload could read the server's files. */
+static const char CONTAINERS[] =
+    "mov,matroska,asf,avi,flv,nut,mxf,wtv,dv,mpegts,mpeg,rm,amr,amrnb,amrwb,aac,loas,ac3,eac3,"
+    "dts,dtshd,truehd,mlp,mp3,wav,w64,aiff,caf,au,voc,flac,ogg,ape,tta,wv,tak,shn,mpc,mpc8,"
+    "gsm,dsf,oma,qcp,xwma";
+
 /* ffmpeg's first error line, without the "[mov,mp4 @ 0x...] " or input name
  * it starts with, into why. */
 static void first_error(int fd, char *why, size_t len)
@@ -111,6 +119,12 @@ static void first_error(int fd, char *why, size_t len)
     char *line = text, *end = strchr(line, '\n');
     if (end)
         *end = 0;
+    if (strstr(line, "not on whitelist") && line[0] == '[' && strchr(line, ' ')) {
+        *strchr(line, ' ') = 0; /* "[hls @ 0x...] Format not on whitelist '...'" */
+        snprintf(why, len, "%.40s (a playlist or manifest, which opens the files it names) "
+                 "is not read", line + 1);
+        return;
+    }
     if (line[0] == '[' && strstr(line, "] "))
         line = strstr(line, "] ") + 2;
     if (strncmp(line, "file:/dev/stdin: ", 17) == 0)
@@ -126,7 +140,8 @@ static pid_t start_ffmpeg(const char *program, int in, int err, int channels, in
 {
     char ac[2] = {(char)('0' + channels), 0};
     char *const argv[] = {(char *)program, "-nostdin", "-hide_banner", "-loglevel", "error",
-                          "-threads", "0", "-i", "file:/dev/stdin", "-f", "s16le", "-ac", ac,
+                          "-threads", "0", "-format_whitelist", (char *)CONTAINERS,
+                          "-i", "file:/dev/stdin", "-f", "s16le", "-ac", ac,
                           "-acodec", "pcm_s16le", "-ar", "16000", "pipe:1", NULL};
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)

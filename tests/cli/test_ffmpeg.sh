@@ -96,6 +96,13 @@ expect_error "hark: $TMP/video.mp4: an MP4/M4A file (AAC or other audio in an MP
 cat "$TMP/text.wav" | expect_error "hark: stdin: not a readable audio file (Format not recognised.); ffmpeg: Invalid data found when processing input" -
 "$HARK" -q -o "$TMP/none" -f all "$TMP/video.mp4" 2>/dev/null
 expect_eq "failed m4a: exit, outputs" "$? $(ls "$TMP/none" 2>/dev/null | wc -l)" "1 0"
+# playlists and manifests that would have ffmpeg read the files they name (a server's,
+# for an upload) are not read
+printf '#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n%s\n#EXT-X-ENDLIST\n' "$TMP/s1.m4a" >"$TMP/list.m3u8"
+printf 'ffconcat version 1.0\nfile %s\n' "$TMP/s1.m4a" >"$TMP/list.txt"
+notread="(a playlist or manifest, which opens the files it names) is not read"
+expect_error "hark: $TMP/list.m3u8: not a readable audio file (Format not recognised.); ffmpeg: hls $notread" "$TMP/list.m3u8"
+expect_error "hark: $TMP/list.txt: not a readable audio file (Format not recognised.); ffmpeg: concat $notread" "$TMP/list.txt"
 # no ffmpeg: a known container says how to get it; anything else keeps libsndfile's reason
 mp4="an MP4/M4A file (AAC or other audio in an MPEG-4 container)"
 need="hark decodes it with ffmpeg, which was not found (apt-get install ffmpeg)"
