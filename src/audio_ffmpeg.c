@@ -141,6 +141,7 @@ static pid_t start_ffmpeg(const char *program, int in, int err, int channels, in
     char ac[2] = {(char)('0' + channels), 0};
     char *const argv[] = {(char *)program, "-nostdin", "-hide_banner", "-loglevel", "error",
                           "-threads", "0", "-format_whitelist", (char *)CONTAINERS,
+                          "-protocol_whitelist", "file", /* nothing from the network */
                           "-i", "file:/dev/stdin", "-f", "s16le", "-ac", ac,
                           "-acodec", "pcm_s16le", "-ar", "16000", "pipe:1", NULL};
     int p[2];
