@@ -2,7 +2,9 @@
  * arrives (stdin, a FIFO: arecord, parec or ffmpeg writing it), as whisper.cpp's
  * stream example transcribes its microphone: every step the last length of audio
  * is transcribed again, the line redrawn; every length / step - 1 steps the line
- * is final and the next starts from the last keep of its audio.  A reader thread
+ * is final and the next starts from the last keep of its audio.  With --vad,
+ * utterances instead: each transcribed once Silero VAD finds its speech ended
+ * (whisper.cpp's stream in VAD mode).  A reader thread
  * takes the samples in while a window is transcribed, so that a live source is
  * never held up (a pipe holds two seconds). */
 #include <errno.h>
