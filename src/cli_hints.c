@@ -71,11 +71,16 @@ static const char *const WHISPERCPP[][3] = {
 void cli_unknown_option(const char *command, const char *option)
 {
     const char *whispercpp = cli_whispercpp_equivalent(option);
-    fprintf(stderr, "hark: %s%sunknown option %s%s%s%s%s (see hark %s%s--help)\n",
-            command ? command : "", command ? ": " : "", option,
-            whispercpp ? ": whisper.cpp's " : "", whispercpp ? option : "",
-            whispercpp ? " " : "", whispercpp ? whispercpp : "", command ? command : "",
-            command ? " " : "");
+    char who[40] = "", see[40] = ""; /* "serve: ", "serve " */
+    if (command) {
+        snprintf(who, sizeof who, "%s: ", command);
+        snprintf(see, sizeof see, "%s ", command);
+    }
+    if (whispercpp)
+        fprintf(stderr, "hark: %sunknown option %s: whisper.cpp's %s %s (see hark %s--help)\n",
+                who, option, option, whispercpp, see);
+    else
+        fprintf(stderr, "hark: %sunknown option %s (see hark %s--help)\n", who, option, see);
 }
 
 const char *cli_whispercpp_equivalent(const char *option)
