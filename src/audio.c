@@ -56,24 +56,31 @@ static uint32_t le32(const uint8_t *p)
     return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+int hark_wav_chunk(const uint8_t *d, size_t n, const char *id, size_t *at, uint32_t *len)
+{
+    if (n < 12 || memcmp(d, "RIFF", 4) != 0 || memcmp(d + 8, "WAVE", 4) != 0)
+        return 0;
+    for (size_t pos = 12; pos + 8 <= n;) {
+        uint32_t claimed = le32(d + pos + 4);
+        if (memcmp(d + pos, id, 4) == 0) {
+            *at = pos + 8;
+            *len = claimed;
+            return 1;
+        }
+        pos += 8 + (size_t)claimed + (claimed & 1);
+    }
+    return 0;
+}
+
 /* libsndfile quietly reads what is there when a WAV's data chunk claims more
  * bytes than the file holds; hark refuses such a file instead. */
 static int check_wav_complete(const uint8_t *d, size_t size, const char *path, hark_error *e)
 {
-    if (size < 12 || memcmp(d, "RIFF", 4) != 0 || memcmp(d + 8, "WAVE", 4) != 0)
-        return 0;
-    size_t pos = 12;
-    while (pos + 8 <= size) {
-        uint32_t len = le32(d + pos + 4);
-        if (memcmp(d + pos, "data", 4) == 0) {
-            if (len != 0xffffffffu && len > size - pos - 8)
-                return hark_fail(e, HARK_ERR_FORMAT,
-                                 "%s: truncated: data chunk claims %u bytes, file has %zu", path,
-                                 len, size - pos - 8);
-            return 0;
-        }
-        pos += 8 + (size_t)len + (len & 1);
-    }
+    size_t at;
+    uint32_t len;
+    if (hark_wav_chunk(d, size, "data", &at, &len) && len != 0xffffffffu && len > size - at)
+        return hark_fail(e, HARK_ERR_FORMAT, "%s: truncated: data chunk claims %u bytes, file "
+                         "has %zu", path, len, size - at);
     return 0;
 }
 

@@ -108,26 +108,21 @@ static void queue_end(queue *q, const char *err)
  * the raw one's; the samples follow the data chunk's header.  0, or -1 with why. */
 static int skip_wav_header(const uint8_t *b, size_t n, size_t *skip, char *why, size_t len)
 {
-    size_t pos = 12;
-    while (pos + 8 <= n) {
-        uint32_t size = b[pos + 4] | b[pos + 5] << 8 | b[pos + 6] << 16 | (uint32_t)b[pos + 7] << 24;
-        if (!memcmp(b + pos, "data", 4)) {
-            *skip = pos + 8;
-            return 0;
+    size_t at;
+    uint32_t size;
+    if (hark_wav_chunk(b, n, "fmt ", &at, &size) && at + 16 <= n) {
+        const uint8_t *f = b + at;
+        int tag = f[0] | f[1] << 8, ch = f[2] | f[3] << 8, bits = f[14] | f[15] << 8;
+        long rate = f[4] | f[5] << 8 | f[6] << 16 | (long)f[7] << 24;
+        if (tag != 1 || ch != 1 || rate != HARK_SAMPLE_RATE || bits != 16) {
+            snprintf(why, len, "a WAV stream of %ld Hz, %d channel(s), %d-bit%s: hark stream "
+                     "reads 16000 Hz, 1 channel, 16-bit PCM", rate, ch, bits,
+                     tag == 1 ? "" : " non-PCM");
+            return -1;
         }
-        if (!memcmp(b + pos, "fmt ", 4) && pos + 24 <= n) {
-            const uint8_t *f = b + pos + 8;
-            int tag = f[0] | f[1] << 8, ch = f[2] | f[3] << 8, bits = f[14] | f[15] << 8;
-            long rate = f[4] | f[5] << 8 | f[6] << 16 | (long)f[7] << 24;
-            if (tag != 1 || ch != 1 || rate != HARK_SAMPLE_RATE || bits != 16) {
-                snprintf(why, len, "a WAV stream of %ld Hz, %d channel(s), %d-bit%s: hark stream "
-                         "reads 16000 Hz, 1 channel, 16-bit PCM", rate, ch, bits,
-                         tag == 1 ? "" : " non-PCM");
-                return -1;
-            }
-        }
-        pos += 8 + (size_t)size + (size & 1);
     }
+    if (hark_wav_chunk(b, n, "data", skip, &size))
+        return 0;
     snprintf(why, len, "a WAV stream without a data chunk in its first %zu bytes", n);
     return -1;
 }

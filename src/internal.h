@@ -310,6 +310,10 @@ void hark_levels_free(hark_levels *lv);
 /* The speaker of [start, end) seconds as whisper.cpp labels it: '0' or '1' for the
  * louder channel, '?' for neither; 0 without levels. */
 char hark_levels_speaker(const hark_levels *lv, double start, double end);
+/* The chunk id ("data", "fmt ") in the first n bytes of a RIFF/WAVE file: its
+ * body's offset in *at and the length its header claims in *len; 0 when those
+ * bytes hold no such chunk header, or are no RIFF/WAVE. */
+int hark_wav_chunk(const uint8_t *d, size_t n, const char *id, size_t *at, uint32_t *len);
 /* What a file decodes to: its samples downmixed, at rate, and the loudness of
  * its channels when asked for (levels not NULL) and it has two. */
 typedef struct hark_decoded {
