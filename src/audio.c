@@ -84,10 +84,10 @@ static int check_wav_complete(const uint8_t *d, size_t size, const char *path, h
     return 0;
 }
 
-/* Room in d->mono for need frames, doubling up to the length the header claims:
+/* Room for libsndfile's frames doubles up to the length the header claims:
  * memory follows the samples decoded, not the claim (a few hundred bytes of FLAC
  * can claim gigabytes that the check of its length lets through on a big machine). */
-static int room_for(hark_decoded *d, size_t *cap, size_t need, size_t claimed)
+int hark_decoded_room(hark_decoded *d, size_t *cap, size_t need, size_t claimed)
 {
     if (need <= *cap)
         return 0;
@@ -115,7 +115,7 @@ static int downmix(SNDFILE *sf, const SF_INFO *info, hark_decoded *d, hark_level
         sf_count_t want = info->frames - done < CHUNK ? info->frames - done : CHUNK;
         if ((got = sf_readf_float(sf, buf, want)) <= 0)
             break;
-        if ((rc = room_for(d, &cap, (size_t)(done + got), claimed)) ||
+        if ((rc = hark_decoded_room(d, &cap, (size_t)(done + got), claimed)) ||
             (levels && (rc = hark_levels_add(levels, buf, (size_t)got, done, info->samplerate))))
             break;
         for (sf_count_t i = 0; i < got; i++) {

@@ -30,6 +30,8 @@ const char *hark_ffmpeg_program(void)
     return p ? p : "ffmpeg";
 }
 
+/* Room for need frames: ffmpeg's output has no length to check beforehand, so
+ * each growth is checked against the 96 hours and the memory available. */
 static int sink_room(pcm_sink *s, size_t need, const char *path, hark_error *e)
 {
     if (need <= s->cap)
@@ -37,18 +39,13 @@ static int sink_room(pcm_sink *s, size_t need, const char *path, hark_error *e)
     if (need > MAX_FRAMES)
         return hark_fail(e, HARK_ERR_FORMAT, "%s: implausible length (ffmpeg decodes more "
                          "than 96 hours; hark reads at most 96)", path);
-    size_t c = s->cap ? 2 * s->cap : (size_t)1 << 16;
-    double available;
-    c = c < need ? need : c;
-    if (hark_memory_short(sizeof(float) * (double)c, &available))
+    double available, next = 2.0 * (double)s->cap > (double)need ? 2.0 * (double)s->cap : need;
+    if (hark_memory_short(sizeof(float) * next, &available))
         return hark_fail(e, HARK_ERR_NOMEM, "%s: %.1f hours decoded by ffmpeg and more to "
                          "come, more than the memory available (%.1f GB)", path,
                          (double)s->d->frames / HARK_SAMPLE_RATE / 3600, available / 1e9);
-    float *p = realloc(s->d->mono, sizeof(float) * c);
-    if (!p)
+    if (hark_decoded_room(s->d, &s->cap, need, MAX_FRAMES))
         return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
-    s->d->mono = p;
-    s->cap = c;
     return 0;
 }
 

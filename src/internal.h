@@ -322,6 +322,9 @@ typedef struct hark_decoded {
     int rate;
     hark_levels *levels;
 } hark_decoded;
+/* Room in d->mono (*cap frames now) for need frames, the capacity doubling but not
+ * past most; 0 or HARK_ERR_NOMEM. */
+int hark_decoded_room(hark_decoded *d, size_t *cap, size_t need, size_t most);
 /* The program that decodes what libsndfile cannot: $HARK_FFMPEG, else "ffmpeg"
  * on PATH; "" (HARK_FFMPEG set empty) for none. */
 const char *hark_ffmpeg_program(void);
