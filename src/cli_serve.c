@@ -82,19 +82,13 @@ static void respond_error(int fd, int status, const char *message)
     cJSON_Delete(root);
 }
 
-/* The upload under a temporary name keeping its extension (which names the
- * containers hark cannot read in their errors); returns 0, the path in path. */
+/* The upload under a temporary name (what it is comes from its bytes, for
+ * libsndfile and ffmpeg alike, not its name); returns 0, the path in path. */
 static int save_upload(const form_field *f, char *path, size_t n)
 {
-    const char *dot = strrchr(f->filename, '.'), *tmp = getenv("TMPDIR");
-    char ext[12] = "";
-    size_t k = 0;
-    for (const char *c = dot ? dot + 1 : ""; *c && k < 8; c++)
-        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9'))
-            ext[k++] = *c;
-    ext[k] = 0;
-    snprintf(path, n, "%s/hark-upload-XXXXXX%s%s", tmp && *tmp ? tmp : "/tmp", k ? "." : "", ext);
-    int fd = mkstemps(path, k ? (int)k + 1 : 0);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, n, "%s/hark-upload-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(path);
     if (fd < 0)
         return -1;
     size_t at = 0;
