@@ -35,3 +35,12 @@ url_of() {
     for _ in $(seq 100); do grep -q 'listening on' "$1" && break; sleep 0.1; done
     grep -o 'http://[^ ]*' "$1"
 }
+
+# two_speakers A B OUT: a stereo file of A on the left channel, then after a second's
+# pause B on the right (--diarize's case: two parties recorded a channel each)
+two_speakers() {
+    local plus1a plus1b
+    plus1a=$(soxi -D "$1" | awk '{ print $1 + 1 }') plus1b=$(soxi -D "$2" | awk '{ print $1 + 1 }')
+    sox "$1" "$TMP/left.wav" pad 0 "$plus1b" && sox "$2" "$TMP/right.wav" pad "$plus1a" 0 &&
+        sox -M "$TMP/left.wav" "$TMP/right.wav" "$3"
+}

@@ -46,9 +46,7 @@ done
 
 # --diarize: two channels read through ffmpeg are labelled as the WAV's; a mono file,
 # which ffmpeg upmixes for the comparison, gets no labels
-plus1() { soxi -D "$1" | awk '{ print $1 + 1 }'; }
-sox $S1 "$TMP/l.wav" pad 0 "$(plus1 $S2)" && sox $S2 "$TMP/r.wav" pad "$(plus1 $S1)" 0
-sox -M "$TMP/l.wav" "$TMP/r.wav" "$TMP/lr.wav" && ff -i "$TMP/lr.wav" -c:a alac "$TMP/lr.m4a"
+two_speakers $S1 $S2 "$TMP/lr.wav" && ff -i "$TMP/lr.wav" -c:a alac "$TMP/lr.m4a"
 "$HARK" -q --diarize -f tsv -o "$TMP/di-wav" "$TMP/lr.wav" && "$HARK" -q --diarize -f tsv -o "$TMP/di" "$TMP/lr.m4a" "$TMP/s1.m4a"
 cmp -s "$TMP/di-wav/lr.tsv" "$TMP/di/lr.tsv" && ok || bad "--diarize m4a: $(diff "$TMP/di-wav/lr.tsv" "$TMP/di/lr.tsv" | head -n 4)"
 [[ "$(tail -n +2 "$TMP/di/lr.tsv" | cut -f 3 | tr '\n' ' ')" =~ ^(0\ )+(1\ )+$ ]] && ok || bad "m4a speakers: $(cat "$TMP/di/lr.tsv")"

@@ -120,9 +120,7 @@ expect_eq "m-words with it" "$(tokens "$TMP/re1.json" | grep -cxE ' ?[Mm][a-z]*'
 # after a second's pause another on the right; each segment is labelled with the louder
 # channel, in every writer, and the text is the same as without labels
 S1=samples/sample01-en-us.wav S2=samples/sample05-awb.wav
-plus1() { soxi -D "$1" | awk '{ print $1 + 1 }'; }
-sox "$S1" "$TMP/l.wav" pad 0 "$(plus1 "$S2")" && sox "$S2" "$TMP/r.wav" pad "$(plus1 "$S1")" 0
-sox -M "$TMP/l.wav" "$TMP/r.wav" "$TMP/lr.wav" && sox "$TMP/lr.wav" "$TMP/rl.wav" remix 2 1
+two_speakers "$S1" "$S2" "$TMP/lr.wav" && sox "$TMP/lr.wav" "$TMP/rl.wav" remix 2 1
 sox -M "$TMP/lr.wav" "$TMP/lr.wav" "$TMP/both.wav" remix 1,2 1,2 # the mix on both channels
 speakers() { tail -n +2 "$1" | cut -f 3 | tr '\n' ' '; }
 for f in lr rl both; do
