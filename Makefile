@@ -16,31 +16,33 @@ ALL_CFLAGS = $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Isrc $(PKG_C
 SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDLIBS = $(PKG_LIBS) -lm -lpthread
 
-LIB_SRC = $(filter-out src/cli%.c,$(wildcard src/*.c))
-CLI_SRC = $(wildcard src/cli*.c)
+# the library by stage (docs/architecture.md), the programs in cli/
+STAGES = base kernels audio model nn decode
+LIB_SRC = $(foreach s,$(STAGES),$(wildcard src/$(s)/*.c)) $(wildcard src/*.c)
+CLI_SRC = $(wildcard cli/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)
 B = build
 
-LIB_OBJ = $(LIB_SRC:src/%.c=$(B)/obj/%.o)
-CLI_OBJ = $(CLI_SRC:src/%.c=$(B)/obj/%.o)
-SAN_LIB_OBJ = $(LIB_SRC:src/%.c=$(B)/san/obj/%.o)
-SAN_CLI_OBJ = $(CLI_SRC:src/%.c=$(B)/san/obj/%.o)
+LIB_OBJ = $(LIB_SRC:%.c=$(B)/obj/%.o)
+CLI_OBJ = $(CLI_SRC:%.c=$(B)/obj/%.o)
+SAN_LIB_OBJ = $(LIB_SRC:%.c=$(B)/san/obj/%.o)
+SAN_CLI_OBJ = $(CLI_SRC:%.c=$(B)/san/obj/%.o)
 TESTS = $(TEST_SRC:tests/%.c=$(B)/tests/%)
 SAN_TESTS = $(TEST_SRC:tests/%.c=$(B)/san/tests/%)
-HDRS = $(wildcard include/*.h src/*.h tests/*.h)
+HDRS = $(wildcard include/*.h src/*.h src/*/*.h cli/*.h tests/*.h)
 
 .PHONY: all deps test test-build test-fast demo install clean fuzz
 all: $(B)/hark $(B)/libhark.a $(B)/libhark.so
 
-$(B)/obj/%.o: src/%.c $(HDRS)
+$(B)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -c $< -o $@
-$(B)/san/obj/%.o: src/%.c $(HDRS)
+$(B)/san/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
 	@echo "  CC $@"; $(CC) $(WARN) $(SAN_FLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -c $< -o $@
 
 $(B)/libhark.a: $(LIB_OBJ)
-	@ar rcs $@ $^
+	@rm -f $@; ar rcs $@ $^
 $(B)/libhark.so: $(LIB_OBJ)
 	@echo "  CC $@"; $(CC) -shared -o $@ $^ $(LDLIBS)
 $(B)/hark: $(CLI_OBJ) $(B)/libhark.a
@@ -48,12 +50,15 @@ $(B)/hark: $(CLI_OBJ) $(B)/libhark.a
 $(B)/san/hark: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ)
 	@echo "  CC $@"; $(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
+# a test of a program's part (the golden runner's WER) links that part's object too
+$(B)/tests/test_wer: $(B)/obj/cli/wer.o
+$(B)/san/tests/test_wer: $(B)/san/obj/cli/wer.o
 $(B)/tests/%: tests/%.c $(B)/libhark.a $(HDRS)
 	@mkdir -p $(@D)
-	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libhark.a $(LDLIBS)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -Icli -o $@ $< $(filter %.o,$^) $(B)/libhark.a $(LDLIBS)
 $(B)/san/tests/%: tests/%.c $(SAN_LIB_OBJ) $(HDRS)
 	@mkdir -p $(@D)
-	@echo "  CC $@"; $(CC) $(WARN) $(SAN_FLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -o $@ $< $(SAN_LIB_OBJ) $(LDLIBS)
+	@echo "  CC $@"; $(CC) $(WARN) $(SAN_FLAGS) -Iinclude -Isrc -Icli $(PKG_CFLAGS) -o $@ $< $(filter %.o,$^) $(LDLIBS)
 
 # Installs the Debian packages the build and the tests need, when any is missing
 # (ffmpeg without its recommendations: those are a desktop's).
@@ -99,12 +104,12 @@ install: all
 fuzz: $(B)/fuzz/fuzz_model $(B)/fuzz/fuzz_http
 $(B)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c $(LIB_SRC) $(HDRS)
 	@mkdir -p $(@D)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) -Iinclude -Isrc $(PKG_CFLAGS) \
+	clang -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) -Iinclude -Isrc -Icli $(PKG_CFLAGS) \
 	  -o $@ tests/fuzz/fuzz_model.c $(LIB_SRC) $(LDLIBS)
-$(B)/fuzz/fuzz_http: tests/fuzz/fuzz_http.c src/cli_http.c src/cli_http.h
+$(B)/fuzz/fuzz_http: tests/fuzz/fuzz_http.c cli/http.c cli/http.h
 	@mkdir -p $(@D)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) -Isrc \
-	  -o $@ tests/fuzz/fuzz_http.c src/cli_http.c
+	clang -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) -Icli \
+	  -o $@ tests/fuzz/fuzz_http.c cli/http.c
 
 clean:
 	rm -rf $(B)

@@ -4,10 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "decode.h"
-#include "pool.h"
-#include "transcribe.h"
+#include "face.h"
 
 struct hark_context {
     const hark_model *model;
@@ -136,11 +133,6 @@ char hark_segment_label(const hark_context *c, int i)
     return seg(c, i) ? seg(c, i)->speaker : 0;
 }
 
-char *hark_segment_colored(const hark_context *c, int i)
-{
-    return seg(c, i) ? hark_colored_text(&c->model->vocab, seg(c, i)) : NULL;
-}
-
 int hark_segment_speaker(const hark_context *c, int i)
 {
     char label = hark_segment_label(c, i);
@@ -216,5 +208,6 @@ int hark_detect_language(hark_context *c, const float *samples, size_t n, const 
 /* For the writers: the options. */
 const hark_params *hark_context_params(const hark_context *c) { return &c->params; }
 
-/* For the writers: the raw result. */
+/* For the writers: the raw result, and the model (its vocabulary). */
 const hark_result *hark_context_result(const hark_context *c) { return &c->result; }
+const hark_model *hark_context_model(const hark_context *c) { return c->model; }

@@ -9,12 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "transcribe.h"
-#include "utf8.h"
-
-const hark_result *hark_context_result(const hark_context *c);
-const hark_params *hark_context_params(const hark_context *c);
+#include "face.h"
 
 typedef struct sbuf {
     char *s;
@@ -564,4 +559,12 @@ int hark_write_output(const hark_context *ctx, const char *format, const char *p
         snprintf(err, errlen, "%s", e.msg);
     free(text);
     return rc;
+}
+
+char *hark_segment_colored(const hark_context *c, int i)
+{
+    const hark_result *r = c ? hark_context_result(c) : NULL;
+    if (!r || i < 0 || i >= r->n)
+        return NULL;
+    return hark_colored_text(&hark_context_model(c)->vocab, &r->seg[i]);
 }

@@ -3,9 +3,8 @@
 #include <cJSON.h>
 
 #include "check.h"
-#include "decode.h"
-#include "internal.h"
-#include "transcribe.h"
+#include "decode/decode.h"
+#include "face.h"
 
 /* The reference's tokens aligned as one segment, merged with the marks given
  * (NULL: openai's), against its words. */

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "internal.h"
+#include "face.h"
 
 static double rms(const float *x, size_t from, size_t to)
 {

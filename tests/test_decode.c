@@ -4,9 +4,8 @@
 #include <glob.h>
 
 #include "check.h"
-#include "decode.h"
-#include "internal.h"
-#include "transcribe.h"
+#include "decode/decode.h"
+#include "face.h"
 #include "window.h"
 
 #define MODEL "tests/data/tiny-random/hf-f32"

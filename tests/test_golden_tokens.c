@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "decode.h"
-#include "internal.h"
+#include "decode/decode.h"
+#include "face.h"
 #include "window.h"
 
 /* Where hark's and PyTorch's sequences first part, or -1 where they are the same.

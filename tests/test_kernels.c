@@ -1,10 +1,9 @@
 /* Every fast kernel against its portable C twin on random shapes with odd
  * sizes and tails; the largest relative error per kernel is printed. */
 #include "check.h"
-#include "internal.h"
-#include "kernels.h"
-#include "ops.h"
-#include "pool.h"
+#include "face.h"
+#include "kernels/kernels.h"
+#include "base/base.h"
 
 static uint64_t rng = 88172645463325252ull;
 

@@ -3,8 +3,8 @@
 #include <cJSON.h>
 
 #include "check.h"
-#include "decode.h"
-#include "internal.h"
+#include "decode/decode.h"
+#include "face.h"
 
 #define DIR "tests/data/tiny-random/multi"
 

@@ -5,7 +5,7 @@
 #include <cJSON.h>
 
 #include "check.h"
-#include "internal.h"
+#include "face.h"
 
 /* segs (a JSON array) against the context's segments. */
 static void compare(hark_context *c, cJSON *segs, const char *what)

@@ -6,7 +6,7 @@
 
 #include "check.h"
 #include "hark.h"
-#include "transcribe.h"
+#include "face.h"
 
 static double stamp(const char *s, int srt)
 {

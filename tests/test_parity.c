@@ -3,7 +3,7 @@
 #include <cJSON.h>
 
 #include "check.h"
-#include "internal.h"
+#include "face.h"
 
 #define DIR "tests/data/tiny-random/"
 

@@ -2,7 +2,7 @@
  * returns only after all of them, whether the workers were spinning or asleep
  * when the job came, and small jobs stay on the calling thread. */
 #include "check.h"
-#include "pool.h"
+#include "base/base.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -4,7 +4,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "internal.h"
+#include "face.h"
+#include "kernels/kernels.h"
 
 static const hark_dtype TYPES[] = {HARK_Q8_0, HARK_Q5_1, HARK_Q5_0, HARK_Q4_1, HARK_Q4_0};
 

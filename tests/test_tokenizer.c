@@ -2,7 +2,7 @@
  * round-trip English and non-Latin text; partial characters and invalid bytes
  * decode safely. */
 #include "check.h"
-#include "internal.h"
+#include "face.h"
 
 static int b64(int c)
 {

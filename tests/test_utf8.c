@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "utf8.h"
+#include "base/base.h"
 
 #define R "\xEF\xBF\xBD" /* U+FFFD */
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "vad.h"
+#include "audio/audio.h"
 
 #define VAD_MODEL "models/silero-vad/ggml-silero-v6.bin"
 enum { HEADER = 106 }; /* magic, "silero-16k", version, window... final conv: 106 bytes */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "transcribe.h"
+#include "decode/decode.h"
 
 static double num(const cJSON *a, int i)
 {

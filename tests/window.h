@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "internal.h"
+#include "face.h"
 
 typedef struct test_mel {
     float *mel; /* [n_mels][frames] */

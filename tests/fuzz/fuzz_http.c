@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cli_http.h"
+#include "http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

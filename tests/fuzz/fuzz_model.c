@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "face.h"
 
 static char dir[64], stdir[80], ggml[128], st[128], wav[128];
 

@@ -1,0 +1,680 @@
+/* hark bench: whisper.cpp's benchmark protocol on one model, and the
+ * machine's own limits measured in the same process.
+ *
+ * Stages (each the median of --reps repetitions):
+ *   encoder  one 30 s window (n_mels x 2*n_audio_ctx of pseudo-random mel)
+ *            plus the cross-attention K/V projection, which whisper.cpp's
+ *            encoder time also covers;
+ *   decode   256 single-token steps from an empty KV cache, ms per token;
+ *   5-batch  5 sequences stepped together by hark_decode_batch for 64 steps,
+ *            ms per sequence-token (total / (steps * 5)), as whisper.cpp reports;
+ *   prompt   one hark_decode call of 256 tokens, ms per token.
+ * Step and token counts are bounded by the model's n_text_ctx.
+ *
+ * Then the machine: sgemm GFLOP/s (OpenBLAS, same thread count, and hark's
+ * AVX-512 tiles where they run, on hark's pool: the peak is the faster) and read
+ * bandwidth (a streaming sum), each the best of a few runs, so the encoder can
+ * be stated as a percentage of compute peak and decode as a percentage of
+ * bandwidth for the weight bytes one token reads.  The probes run after the
+ * model is freed and peak RSS is taken, so their buffers do not count.
+ *
+ * hark bench --audio FILE times a whole transcription instead (real-time
+ * factor).  HARK_BENCH_QUICK=1 shrinks the probes (tests, sanitizers). */
+#include <cJSON.h>
+#include <cblas.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "cli.h"
+#include "face.h"
+#include "kernels/kernels.h"
+#include "base/base.h"
+
+enum { DECODE_STEPS = 256, BATCH_SEQS = 5, BATCH_STEPS = 64, PROMPT_TOKENS = 256 };
+enum { PROBE_RUNS = 10 }; /* best of: a busy machine interrupts some runs */
+
+static const char BENCH_USAGE[] =
+    "usage: hark bench -m MODEL [-t N] [--reps R] [--json]\n"
+    "       hark bench --audio FILE -m MODEL [-t N] [--json] [decoding options]\n"
+    "  Times the encoder (one 30 s window), single-token decode, 5-sequence batched\n"
+    "  decode and a 256-token prompt (medians of R repetitions, default 3), and measures\n"
+    "  the machine's sgemm GFLOP/s and memory bandwidth in the same run.  --audio\n"
+    "  transcribes FILE and reports the real-time factor.  HARK_BENCH_QUICK=1 shrinks\n"
+    "  the machine probes.\n";
+
+typedef struct bench_options {
+    cli_options cli;
+    const char *audio;
+    int reps, json, quick;
+} bench_options;
+
+typedef struct bench_result {
+    double encoder_ms, first_encoder_ms, decode_ms_per_token, batch5_ms_per_token, prompt_ms_per_token;
+    int decode_steps, batch_steps, prompt_tokens;
+    double model_load_ms, load_ms, peak_rss_mb;
+    double encoder_gflop, decode_weight_mb, decode_read_mb;
+    double sgemm_gflops, bandwidth_gbs, encoder_peak_pct, decode_bandwidth_pct, decode_read_pct;
+    double openblas_gflops, tiles_gflops; /* the sgemm rate is the higher of these */
+    int blas_threads;                     /* OpenBLAS's own, as the process started */
+    const char *weight_type;
+} bench_result;
+
+/* ------------------------------------------------------------ timing */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts v in place. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double peak_rss_mb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0; /* Linux reports KiB */
+}
+
+static int min_int(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+/* ------------------------------------------------------------ model arithmetic */
+
+/* FLOPs of one encoder window plus the cross K/V projection: the work the
+ * encoder time covers (a multiply-add is 2 FLOPs). */
+static double encoder_flops(const hark_hparams *hp)
+{
+    double n = hp->n_audio_ctx, d = hp->n_audio_state, mels = hp->n_mels;
+    double conv1 = 2 * (2 * n) * d * (3 * mels);
+    double conv2 = 2 * n * d * (3 * d);
+    double projections = 4 * 2 * n * d * d; /* q, k, v, out */
+    double attention = 2 * (2 * n * n * d);  /* scores and weighted sum, all heads */
+    double mlp = 2 * (2 * n * d * 4 * d);
+    double cross_kv = hp->n_text_layer * 2 * (2 * n * d * hp->n_text_state);
+    return conv1 + conv2 + hp->n_audio_layer * (projections + attention + mlp) + cross_kv;
+}
+
+static double weight_bytes(const hark_weight *w)
+{
+    return (double)hark_row_bytes(w->type, (size_t)w->cols) * w->rows;
+}
+
+/* Weight bytes one decoded token must read: every decoder matrix except the
+ * cross-attention K/V projections (applied once per window, not per token),
+ * and the token embedding again as the output projection. */
+static double decode_weight_bytes(const hark_model *m)
+{
+    double sum = weight_bytes(&m->tok_emb);
+    for (int l = 0; l < m->hp.n_text_layer; l++) {
+        const hark_block *b = &m->dec[l];
+        sum += weight_bytes(&b->attn.q) + weight_bytes(&b->attn.k) + weight_bytes(&b->attn.v) +
+               weight_bytes(&b->attn.o) + weight_bytes(&b->cross.q) + weight_bytes(&b->cross.o) +
+               weight_bytes(&b->fc1) + weight_bytes(&b->fc2);
+    }
+    return sum;
+}
+
+/* What a decoding step reads besides the weights: every layer's cross-attention
+ * keys and values over the whole window (for base.en a quarter of the bytes). */
+static double cross_kv_bytes(const hark_model *m, const hark_cross *c)
+{
+    return 2.0 * m->hp.n_text_layer * m->hp.n_audio_ctx * m->hp.n_text_state * (c->k16 ? 2 : 4);
+}
+
+/* ------------------------------------------------------------ model stages */
+
+/* Everything a stage needs; the encoder output feeds the cross K/V. */
+typedef struct bench_state {
+    const hark_model *m;
+    int n_threads, reps;
+    float *mel, *enc, *logits;
+    hark_cross cross;
+    hark_workspace ws; /* kept across passes, as transcription keeps it across windows */
+} bench_state;
+
+/* Pseudo-random mel in [-1, 1): no value-dependent shortcut can flatter it. */
+static void fill_mel(float *mel, size_t n)
+{
+    uint32_t x = 12345;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        mel[i] = (float)(x >> 8) / (float)(1u << 23) - 1.0f;
+    }
+}
+
+static int state_init(bench_state *s, const hark_model *m, int n_threads, int reps)
+{
+    const hark_hparams *hp = &m->hp;
+    size_t mel_n = (size_t)hp->n_mels * 2 * hp->n_audio_ctx;
+    memset(s, 0, sizeof *s);
+    s->m = m, s->n_threads = n_threads, s->reps = reps;
+    s->mel = malloc(mel_n * sizeof(float));
+    s->enc = malloc((size_t)hp->n_audio_ctx * hp->n_audio_state * sizeof(float));
+    s->logits = malloc((size_t)BATCH_SEQS * hp->n_vocab * sizeof(float));
+    if (!s->mel || !s->enc || !s->logits || hark_cross_init(&s->cross, m))
+        return HARK_ERR_NOMEM;
+    fill_mel(s->mel, mel_n);
+    return 0;
+}
+
+static void state_free(bench_state *s)
+{
+    free(s->mel);
+    free(s->enc);
+    free(s->logits);
+    hark_cross_free(&s->cross);
+    hark_workspace_free(&s->ws);
+}
+
+/* One timed encoder pass (plus cross K/V); negative on failure. */
+static double time_encoder(bench_state *s)
+{
+    double t0 = now_ms();
+    if (hark_encode(s->m, s->mel, s->enc, &s->ws))
+        return -1;
+    hark_cross_set(s->m, &s->cross, s->enc);
+    return now_ms() - t0;
+}
+
+/* steps single-token calls from an empty cache, all with token 0 as
+ * whisper.cpp's bench does; returns ms or a negative value. */
+static double time_decode(bench_state *s, int steps)
+{
+    hark_kv kv;
+    if (hark_kv_init(&kv, s->m, &s->cross))
+        return -1;
+    int token = 0, rc = 0;
+    double t0 = now_ms();
+    for (int i = 0; i < steps && !rc; i++)
+        rc = hark_decode(s->m, &kv, &token, 1, s->logits);
+    double ms = now_ms() - t0;
+    hark_kv_free(&kv);
+    return rc ? -1 : ms;
+}
+
+static double time_batch(bench_state *s, int steps)
+{
+    hark_kv kv[BATCH_SEQS], *kvs[BATCH_SEQS];
+    int tokens[BATCH_SEQS] = {0}, n_init = 0, rc = 0;
+    while (n_init < BATCH_SEQS && !hark_kv_init(&kv[n_init], s->m, &s->cross))
+        kvs[n_init] = &kv[n_init], n_init++;
+    double t0 = now_ms(), ms = -1;
+    if (n_init == BATCH_SEQS) {
+        for (int i = 0; i < steps && !rc; i++)
+            rc = hark_decode_batch(s->m, kvs, tokens, BATCH_SEQS, s->logits);
+        ms = rc ? -1 : now_ms() - t0;
+    }
+    for (int i = 0; i < n_init; i++)
+        hark_kv_free(&kv[i]);
+    return ms;
+}
+
+static double time_prompt(bench_state *s, int n_tokens)
+{
+    hark_kv kv;
+    int *tokens = calloc((size_t)n_tokens, sizeof(int));
+    if (!tokens || hark_kv_init(&kv, s->m, &s->cross)) {
+        free(tokens);
+        return -1;
+    }
+    double t0 = now_ms();
+    int rc = hark_decode(s->m, &kv, tokens, n_tokens, s->logits);
+    double ms = now_ms() - t0;
+    hark_kv_free(&kv);
+    free(tokens);
+    return rc ? -1 : ms;
+}
+
+typedef enum { STAGE_ENCODER, STAGE_DECODE, STAGE_BATCH, STAGE_PROMPT } stage;
+
+static double time_stage(bench_state *s, stage which, int count)
+{
+    switch (which) {
+    case STAGE_ENCODER: return time_encoder(s);
+    case STAGE_DECODE: return time_decode(s, count);
+    case STAGE_BATCH: return time_batch(s, count);
+    default: return time_prompt(s, count);
+    }
+}
+
+/* Median ms of s->reps runs of a stage, or a negative value on failure. */
+static double median_stage(bench_state *s, stage which, int count)
+{
+    double *ms = malloc(sizeof(double) * (size_t)s->reps), result = -1;
+    int i = 0;
+    for (; ms && i < s->reps; i++)
+        if ((ms[i] = time_stage(s, which, count)) < 0)
+            break;
+    if (ms && i == s->reps)
+        result = median(ms, s->reps);
+    free(ms);
+    return result;
+}
+
+/* The four stages; the encoder's first pass, like a transcription's first
+ * window, also faults in the weights and buffers: it is reported on its own,
+ * not in the median, and gives the decoder a real encoder output. */
+static int run_stages(bench_state *s, bench_result *r)
+{
+    int ctx = s->m->hp.n_text_ctx;
+    r->decode_steps = min_int(DECODE_STEPS, ctx);
+    r->batch_steps = min_int(BATCH_STEPS, ctx);
+    r->prompt_tokens = min_int(PROMPT_TOKENS, ctx);
+    if ((r->first_encoder_ms = time_encoder(s)) < 0)
+        return -1;
+    r->encoder_ms = median_stage(s, STAGE_ENCODER, 1);
+    double decode = median_stage(s, STAGE_DECODE, r->decode_steps);
+    double batch = median_stage(s, STAGE_BATCH, r->batch_steps);
+    double prompt = median_stage(s, STAGE_PROMPT, r->prompt_tokens);
+    if (r->encoder_ms < 0 || decode < 0 || batch < 0 || prompt < 0)
+        return -1;
+    r->decode_ms_per_token = decode / r->decode_steps;
+    r->batch5_ms_per_token = batch / ((double)r->batch_steps * BATCH_SEQS);
+    r->prompt_ms_per_token = prompt / r->prompt_tokens;
+    return 0;
+}
+
+/* ------------------------------------------------------------ machine probes */
+
+typedef struct sgemm_probe {
+    int n;
+    const float *a, *b;
+    float *c;
+} sgemm_probe;
+
+static void run_openblas(const sgemm_probe *p)
+{
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, p->n, p->n, p->n, 1.0f, p->a, p->n, p->b,
+                p->n, 0.0f, p->c, p->n);
+}
+
+/* The product as the encoder's projections run it: hark_linear of an f32
+ * weight, so hark's AVX-512 tiles where they run, on hark's pool. */
+static void run_hark_linear(const sgemm_probe *p)
+{
+    hark_weight w = {(void *)p->b, HARK_F32, p->n, p->n};
+    hark_linear(p->c, p->a, p->n, &w, NULL);
+}
+
+/* Best rate of RUN on n x n x n. */
+static double probe_gflops(int n, void (*run)(const sgemm_probe *))
+{
+    size_t nn = (size_t)n * n;
+    float *a = malloc(nn * sizeof(float)), *b = malloc(nn * sizeof(float));
+    float *c = malloc(nn * sizeof(float));
+    double best = 0;
+    if (a && b && c) {
+        fill_mel(a, nn);
+        fill_mel(b, nn);
+        sgemm_probe p = {n, a, b, c};
+        for (int r = 0; r <= PROBE_RUNS; r++) { /* run 0 warms up */
+            double t0 = now_ms();
+            run(&p);
+            double gflops = 2.0 * n * nn / ((now_ms() - t0) * 1e6);
+            if (r > 0 && gflops > best)
+                best = gflops;
+        }
+    }
+    free(a);
+    free(b);
+    free(c);
+    return best;
+}
+
+typedef struct sum_slice {
+    const uint64_t *data;
+    size_t n;
+    uint64_t sum;
+} sum_slice;
+
+/* Four independent accumulators so the adds never limit the read rate. */
+static void *sum_words(void *arg)
+{
+    sum_slice *s = arg;
+    uint64_t a = 0, b = 0, c = 0, d = 0;
+    size_t i = 0;
+    for (; i + 4 <= s->n; i += 4)
+        a += s->data[i], b += s->data[i + 1], c += s->data[i + 2], d += s->data[i + 3];
+    for (; i < s->n; i++)
+        a += s->data[i];
+    s->sum = a + b + c + d;
+    return NULL;
+}
+
+/* Keeps the sums alive so the reads cannot be optimised away. */
+static volatile uint64_t probe_sink;
+
+/* One parallel streaming read of the buffer; returns ms. */
+static double time_stream_sum(const uint64_t *data, size_t n, int n_threads)
+{
+    pthread_t tid[256];
+    sum_slice slice[256];
+    int started[256] = {0};
+    double t0 = now_ms();
+    for (int t = 0; t < n_threads; t++) {
+        size_t lo = n * t / n_threads, hi = n * (t + 1) / n_threads;
+        slice[t] = (sum_slice){data + lo, hi - lo, 0};
+        if (t > 0)
+            started[t] = pthread_create(&tid[t], NULL, sum_words, &slice[t]) == 0;
+    }
+    for (int t = 0; t < n_threads; t++)
+        if (!started[t]) /* slice 0, or a thread that could not start: read it here */
+            sum_words(&slice[t]);
+    for (int t = 1; t < n_threads; t++)
+        if (started[t])
+            pthread_join(tid[t], NULL);
+    double ms = now_ms() - t0;
+    for (int t = 0; t < n_threads; t++)
+        probe_sink += slice[t].sum;
+    return ms;
+}
+
+/* Best read bandwidth in GB/s over a buffer of mb MiB, split over n_threads
+ * (decode reads its weights with as many threads). */
+static double probe_bandwidth_gbs(size_t mb, int n_threads)
+{
+    size_t bytes = mb << 20;
+    uint64_t *data = malloc(bytes);
+    double best = 0;
+    if (!data)
+        return 0;
+    memset(data, 1, bytes); /* fault every page in before timing */
+    for (int run = 0; run <= PROBE_RUNS; run++) { /* run 0 warms up */
+        double gbs = bytes / (time_stream_sum(data, bytes / sizeof(uint64_t), n_threads) * 1e6);
+        if (run > 0 && gbs > best)
+            best = gbs;
+    }
+    free(data);
+    return best;
+}
+
+/* ------------------------------------------------------------ the model run */
+
+/* Loads the model (timed to its first logits), runs the stages, takes peak
+ * RSS and frees the model; prints the error and returns 1 on failure. */
+static int measure_model(const bench_options *o, bench_result *r)
+{
+    int n_threads = o->cli.params.n_threads;
+    double t0 = now_ms();
+    hark_model *m = cli_load_model(&o->cli);
+    if (!m)
+        return 1;
+    r->model_load_ms = now_ms() - t0;
+    bench_state s;
+    /* first logits: one step against the zeroed cross K/V, before any encoder pass */
+    int rc = state_init(&s, m, n_threads, o->reps) || time_decode(&s, 1) < 0;
+    r->load_ms = now_ms() - t0;
+    if (!rc)
+        rc = run_stages(&s, r);
+    r->peak_rss_mb = peak_rss_mb();
+    r->encoder_gflop = encoder_flops(&m->hp) / 1e9;
+    r->decode_weight_mb = decode_weight_bytes(m) / 1e6;
+    r->decode_read_mb = r->decode_weight_mb + cross_kv_bytes(m, &s.cross) / 1e6;
+    r->weight_type = hark_dtype_name(m->dec[0].fc1.type);
+    state_free(&s);
+    hark_model_free(m);
+    if (rc)
+        fprintf(stderr, "hark: %s: the benchmark could not run the model (out of memory?)\n",
+                o->cli.model ? o->cli.model : "model");
+    return rc ? 1 : 0;
+}
+
+static void measure_machine(const bench_options *o, bench_result *r)
+{
+    r->openblas_gflops = probe_gflops(o->quick ? 256 : 1024, run_openblas);
+    r->sgemm_gflops = r->openblas_gflops > r->tiles_gflops ? r->openblas_gflops : r->tiles_gflops;
+    r->bandwidth_gbs = probe_bandwidth_gbs(o->quick ? 8 : 512, o->cli.params.n_threads);
+    double encoder_gflops = r->encoder_gflop / (r->encoder_ms / 1e3);
+    double per_s = 1e3 / r->decode_ms_per_token, bw = r->bandwidth_gbs * 1e3; /* MB/s */
+    r->encoder_peak_pct = r->sgemm_gflops > 0 ? 100 * encoder_gflops / r->sgemm_gflops : 0;
+    r->decode_bandwidth_pct = bw > 0 ? 100 * r->decode_weight_mb * per_s / bw : 0;
+    r->decode_read_pct = bw > 0 ? 100 * r->decode_read_mb * per_s / bw : 0;
+}
+
+/* ------------------------------------------------------------ output */
+
+/* Four significant digits: enough for timings, and small values stay non-zero. */
+static double round_sig(double x)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.4g", x);
+    return strtod(buf, NULL);
+}
+
+static void add_number(cJSON *obj, const char *key, double v)
+{
+    cJSON_AddNumberToObject(obj, key, round_sig(v));
+}
+
+static void print_json(cJSON *obj)
+{
+    char *text = cJSON_PrintUnformatted(obj);
+    if (text)
+        cli_print(text), cli_print("\n");
+    free(text);
+    cJSON_Delete(obj);
+}
+
+static void print_model_json(const bench_options *o, const bench_result *r)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "model", o->cli.model ? o->cli.model : "");
+    cJSON_AddStringToObject(j, "weight_type", r->weight_type);
+    cJSON_AddNumberToObject(j, "threads", o->cli.params.n_threads);
+    cJSON_AddNumberToObject(j, "reps", o->reps);
+    add_number(j, "encoder_ms", r->encoder_ms);
+    add_number(j, "first_encoder_ms", r->first_encoder_ms);
+    add_number(j, "decode_ms_per_token", r->decode_ms_per_token);
+    add_number(j, "batch5_ms_per_token", r->batch5_ms_per_token);
+    add_number(j, "prompt_ms_per_token", r->prompt_ms_per_token);
+    cJSON_AddNumberToObject(j, "decode_steps", r->decode_steps);
+    cJSON_AddNumberToObject(j, "batch_steps", r->batch_steps);
+    cJSON_AddNumberToObject(j, "prompt_tokens", r->prompt_tokens);
+    add_number(j, "load_ms", r->load_ms);
+    add_number(j, "model_load_ms", r->model_load_ms);
+    add_number(j, "peak_rss_mb", r->peak_rss_mb);
+    add_number(j, "sgemm_gflops", r->sgemm_gflops);
+    add_number(j, "sgemm_openblas_gflops", r->openblas_gflops);
+    add_number(j, "sgemm_tiles_gflops", r->tiles_gflops);
+    cJSON_AddStringToObject(j, "blas_core", openblas_get_corename());
+    cJSON_AddNumberToObject(j, "blas_threads", r->blas_threads);
+    add_number(j, "bandwidth_gbs", r->bandwidth_gbs);
+    add_number(j, "encoder_gflop", r->encoder_gflop);
+    add_number(j, "decode_weight_mb", r->decode_weight_mb);
+    add_number(j, "encoder_peak_pct", r->encoder_peak_pct);
+    add_number(j, "decode_bandwidth_pct", r->decode_bandwidth_pct);
+    add_number(j, "decode_read_mb", r->decode_read_mb);
+    add_number(j, "decode_read_pct", r->decode_read_pct);
+    print_json(j);
+}
+
+static void row(const char *name, double value, const char *unit, const char *note)
+{
+    if (*note)
+        printf("  %-18s %10.2f %-9s %s\n", name, value, unit, note);
+    else
+        printf("  %-18s %10.2f %s\n", name, value, unit);
+}
+
+static void print_model_table(const bench_options *o, const bench_result *r)
+{
+    char note[160];
+    int t = o->cli.params.n_threads;
+    printf("hark bench: %s (%s weights), %d thread%s, medians of %d run%s\n",
+           o->cli.model ? o->cli.model : "default model", r->weight_type, t, t == 1 ? "" : "s",
+           o->reps, o->reps == 1 ? "" : "s");
+    snprintf(note, sizeof note, "one 30 s window + cross K/V, %.3g GFLOP", r->encoder_gflop);
+    row("encoder", r->encoder_ms, "ms", note);
+    row("first encoder", r->first_encoder_ms, "ms", "the first pass, as a file's first window");
+    snprintf(note, sizeof note, "%d single-token steps", r->decode_steps);
+    row("decode", r->decode_ms_per_token, "ms/token", note);
+    snprintf(note, sizeof note, "%d steps x %d sequences", r->batch_steps, BATCH_SEQS);
+    row("5-batch", r->batch5_ms_per_token, "ms/token", note);
+    snprintf(note, sizeof note, "one call of %d tokens", r->prompt_tokens);
+    row("prompt", r->prompt_ms_per_token, "ms/token", note);
+    snprintf(note, sizeof note, "to first logits (model load %.1f ms)", r->model_load_ms);
+    row("load", r->load_ms, "ms", note);
+    row("peak RSS", r->peak_rss_mb, "MB", "");
+    snprintf(note, sizeof note, "%s, best of 10, OpenBLAS %s", o->quick ? "256^3" : "1024^3",
+             openblas_get_corename());
+    row("sgemm", r->openblas_gflops, "GFLOP/s", note);
+    if (r->tiles_gflops > 0)
+        row("sgemm tiles", r->tiles_gflops, "GFLOP/s", "the same, hark's AVX-512 tiles");
+    row("bandwidth", r->bandwidth_gbs, "GB/s", o->quick ? "8 MiB read, best of 10"
+                                                         : "512 MiB read, best of 10");
+    row("encoder peak", r->encoder_peak_pct, "%", "of the faster sgemm's GFLOP/s");
+    snprintf(note, sizeof note, "of the bandwidth, for %.3g MB of weights per token",
+             r->decode_weight_mb);
+    row("decode bandwidth", r->decode_bandwidth_pct, "%", note);
+    snprintf(note, sizeof note, "the same for all %.3g MB read: weights and cross-attention K/V",
+             r->decode_read_mb);
+    row("decode reads", r->decode_read_pct, "%", note);
+}
+
+static int bench_model(const bench_options *o)
+{
+    bench_result r;
+    memset(&r, 0, sizeof r);
+    r.blas_threads = openblas_get_num_threads();
+    /* the model runs as transcription runs it: hark's pool of -t threads,
+     * OpenBLAS single-threaded inside; the sgemm probe uses OpenBLAS's own threads */
+    hark_pool *pool = hark_pool_new(o->cli.params.n_threads);
+    hark_pool_use(pool);
+    openblas_set_num_threads(1);
+    int failed = measure_model(o, &r);
+    if (!failed && hark_gemm512_available())
+        r.tiles_gflops = probe_gflops(o->quick ? 256 : 1024, run_hark_linear);
+    hark_pool_use(NULL);
+    hark_pool_free(pool);
+    if (failed)
+        return 1;
+    openblas_set_num_threads(o->cli.params.n_threads);
+    measure_machine(o, &r);
+    if (o->json)
+        print_model_json(o, &r);
+    else
+        print_model_table(o, &r);
+    return 0;
+}
+
+/* ------------------------------------------------------------ --audio */
+
+static void print_audio(const bench_options *o, double audio_s, double wall_s, double load_ms)
+{
+    double rtf = audio_s > 0 ? wall_s / audio_s : 0, rss = peak_rss_mb();
+    if (o->json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "audio", o->audio);
+        cJSON_AddStringToObject(j, "model", o->cli.model ? o->cli.model : "");
+        cJSON_AddNumberToObject(j, "threads", o->cli.params.n_threads);
+        add_number(j, "audio_seconds", audio_s);
+        add_number(j, "wall_seconds", wall_s);
+        add_number(j, "real_time_factor", rtf);
+        add_number(j, "load_ms", load_ms);
+        add_number(j, "peak_rss_mb", rss);
+        print_json(j);
+        return;
+    }
+    printf("hark bench: %s, %d thread%s\n", o->audio, o->cli.params.n_threads,
+           o->cli.params.n_threads == 1 ? "" : "s");
+    row("audio", audio_s, "s", "");
+    row("wall", wall_s, "s", "transcription, model loaded");
+    row("real-time factor", rtf, "", "wall / audio (below 1: faster than real time)");
+    row("load", load_ms, "ms", "model and context");
+    row("peak RSS", rss, "MB", "");
+}
+
+static int bench_audio(const bench_options *o)
+{
+    double t0 = now_ms();
+    hark_model *m = cli_load_model(&o->cli);
+    if (!m)
+        return 1;
+    hark_context *ctx = hark_context_new(m, &o->cli.params);
+    double load_ms = now_ms() - t0, t1 = now_ms();
+    int rc = ctx ? hark_transcribe_file(ctx, o->audio) : HARK_ERR_NOMEM;
+    double wall_s = (now_ms() - t1) / 1e3;
+    if (rc)
+        fprintf(stderr, "hark: %s\n", ctx ? hark_last_error(ctx) : "out of memory for a context");
+    else
+        print_audio(o, hark_audio_seconds(ctx), wall_s, load_ms);
+    hark_context_free(ctx);
+    hark_model_free(m);
+    return rc ? 1 : 0;
+}
+
+/* ------------------------------------------------------------ arguments */
+
+static int bench_usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "hark: bench: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see hark bench --help)\n");
+    return 2;
+}
+
+/* Returns -1 to go on, else the exit status (0 after --help). */
+static int parse_bench_args(bench_options *o, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end;
+        int r;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            cli_print(BENCH_USAGE);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            o->json = 1;
+        } else if (v && !strcmp(a, "--reps")) {
+            long reps = strtol(v, &end, 10);
+            if (!*v || *end || reps < 1 || reps > 1000)
+                return bench_usage_error("--reps takes a count from 1 to 1000, not %s", v);
+            o->reps = (int)reps, i++;
+        } else if (v && !strcmp(a, "--audio")) {
+            o->audio = v, i++;
+        } else if ((r = cli_parse_common(&o->cli, argc, argv, &i)) != 0) {
+            if (r < 0)
+                return 2;
+        } else {
+            return bench_usage_error(a[0] == '-' ? "unknown option or missing value: %s"
+                                                 : "unexpected argument: %s", a);
+        }
+    }
+    return -1;
+}
+
+int cli_bench_main(int argc, char **argv)
+{
+    bench_options o;
+    memset(&o, 0, sizeof o);
+    cli_default_options(&o.cli);
+    o.reps = 3;
+    const char *quick = getenv("HARK_BENCH_QUICK");
+    o.quick = quick && *quick && strcmp(quick, "0") != 0;
+    int rc = parse_bench_args(&o, argc, argv);
+    if (rc >= 0)
+        return rc;
+    if (o.cli.params.n_threads < 1)
+        o.cli.params.n_threads = 1;
+    return o.audio ? bench_audio(&o) : bench_model(&o);
+}

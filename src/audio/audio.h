@@ -1,0 +1,116 @@
+/* Audio in: files and stdin to mono float32 at 16 kHz, resampling, the
+ * log-mel, stereo loudness for diarization, .npy matrices. */
+#ifndef HARK_AUDIO_H
+#define HARK_AUDIO_H
+
+#include "base/base.h"
+
+/* ------------------------------------------------------------ audio and mel */
+
+int hark_audio_read(const char *path, float **samples, size_t *n, hark_error *e);
+/* A stereo file's loudness for diarization (speaker.c): each channel's sum of
+ * |sample| per 10 ms of the file; n is 0 when the file is not stereo. */
+typedef struct hark_levels {
+    float *ch[2];
+    size_t n, cap;
+} hark_levels;
+/* hark_audio_read that also fills *levels (zeroed first) when the file has two channels. */
+int hark_audio_read_levels(const char *path, float **samples, size_t *n, hark_levels *levels,
+                           hark_error *e);
+/* Adds n interleaved stereo frames, the first being frame first of the file
+ * (lv zeroed before the first); 0 or HARK_ERR_NOMEM. */
+int hark_levels_add(hark_levels *lv, const float *frames, size_t n, long long first, int rate);
+void hark_levels_free(hark_levels *lv);
+/* The speaker of [start, end) seconds as whisper.cpp labels it: '0' or '1' for the
+ * louder channel, '?' for neither; 0 without levels. */
+char hark_levels_speaker(const hark_levels *lv, double start, double end);
+/* The chunk id ("data", "fmt ") in the first n bytes of a RIFF/WAVE file: its
+ * body's offset in *at and the length its header claims in *len; 0 when those
+ * bytes hold no such chunk header, or are no RIFF/WAVE. */
+int hark_wav_chunk(const uint8_t *d, size_t n, const char *id, size_t *at, uint32_t *len);
+/* What a file decodes to: its samples downmixed, at rate, and the loudness of
+ * its channels when asked for (levels not NULL) and it has two. */
+typedef struct hark_decoded {
+    float *mono;
+    size_t frames;
+    int rate;
+    hark_levels *levels;
+} hark_decoded;
+/* Room in d->mono (*cap frames now) for need frames, the capacity doubling but not
+ * past most; 0 or HARK_ERR_NOMEM. */
+int hark_decoded_room(hark_decoded *d, size_t *cap, size_t need, size_t most);
+/* The program that decodes what libsndfile cannot: $HARK_FFMPEG, else "ffmpeg"
+ * on PATH; "" (HARK_FFMPEG set empty) for none. */
+const char *hark_ffmpeg_program(void);
+enum { HARK_FFMPEG_MISSING = 1 };
+/* Decodes the file open as fd in with ffmpeg into *d (16 kHz, d->levels as
+ * hark_audio_read_levels); errors read "path: what; ffmpeg: its reason".
+ * Returns 0, HARK_FFMPEG_MISSING when there is no ffmpeg to run, or an error. */
+int hark_ffmpeg_decode(int in, const char *path, const char *what, hark_decoded *d,
+                       hark_error *e);
+/* MPEG decoding mutes stderr (fd 2) for its decoder's chatter; a program that
+ * writes to stderr from other threads meanwhile takes this lock first. */
+void hark_stderr_lock(void);
+void hark_stderr_unlock(void);
+/* Resamples mono audio from rate_in to 16 kHz (band-limited). */
+int hark_resample(const float *in, size_t n_in, double rate_in, float **out, size_t *n_out,
+                  hark_error *e);
+
+void hark_mel_filters(int n_mels, float *filters /* [n_mels][201] */);
+/* Log-mel of samples (padded with pad_samples zeros): [n_mels][*n_frames]. */
+int hark_log_mel(const float *samples, size_t n, size_t pad_samples, int n_mels, int n_threads,
+                 float **mel, int *n_frames, hark_error *e);
+/* Frames [seek, seek + len) of mel [n_mels][frames] into out [n_mels][len], the frames at
+ * or past stop (at most frames) as the last frame (the padding's silence). */
+void hark_mel_window(const float *mel, int frames, int n_mels, int seek, int stop, int len,
+                     float *out);
+
+int hark_write_npy(const char *path, const float *data, int rows, int cols, hark_error *e);
+int hark_read_npy(const char *path, float **data, int *rows, int *cols, hark_error *e);
+
+/* ------------------------------------------------------------ voice activity */
+/* Voice activity detection before transcription, as whisper.cpp's --vad: Silero
+ * VAD's probabilities (vad.c) become speech spans, the spans alone are
+ * transcribed, joined by 0.1 s of silence, and the times found in them are
+ * mapped back to the file's (vad_span.c). */
+
+size_t hark_vad_n_chunks(size_t n_samples);
+
+/* A span of speech, in centiseconds of the file (whisper.cpp's units). */
+typedef struct hark_span {
+    long long start, end;
+    int cut; /* ended by vad_max_speech_s: not merged with the next */
+} hark_span;
+
+/* whisper.cpp's speech spans from n chunk probabilities (silero-vad's
+ * get_speech_timestamps with whisper.cpp's merging of gaps under 0.2 s and its
+ * padding) under p's vad_ settings; spans holds 2 n + 2 (a chunk may end two:
+ * one at the length limit, one at a silence of vad_min_silence_ms 0).  Returns
+ * the count.
+ * Unlike whisper.cpp's, a span cut at vad_max_speech_s is not merged back
+ * with the next (which would undo the limit wherever the speech goes on). */
+int hark_vad_spans(const float *probs, int n, const hark_params *p, hark_span *spans);
+
+/* Processed (joined) times and the file's, in centiseconds, both rising: between
+ * two points a time is interpolated, outside them clamped; in the silence put
+ * between two spans (from a point marked gap to the next) a start is the next
+ * span's start and an end the previous span's end (whisper.cpp interpolates
+ * across the whole gap, so a segment starting there started seconds early). */
+typedef struct hark_time_map {
+    long long *proc, *orig;
+    unsigned char *gap;
+    int n;
+} hark_time_map;
+
+/* The spans' samples one after another, each but the last with vad_samples_overlap
+ * seconds more and then 0.1 s of zeros, into *out (malloc'd, *n_out samples) and
+ * the map from their times to the file's. */
+int hark_vad_join(const float *s, size_t n, const hark_span *spans, int n_spans, float overlap,
+                  float **out, size_t *n_out, hark_time_map *map);
+/* Runs the model of p->vad over s and joins its speech: *n_out 0 when there is none. */
+int hark_vad_speech(const hark_params *p, const float *s, size_t n, float **out, size_t *n_out,
+                    hark_time_map *map, hark_error *e);
+double hark_time_map_apply(const hark_time_map *m, double seconds, int is_end);
+void hark_time_map_free(hark_time_map *m);
+
+#endif

@@ -1,0 +1,172 @@
+/* SIMD kernels with run-time dispatch (AVX-512, AVX2+F16C+FMA, portable C). */
+#ifndef HARK_KERNELS_H
+#define HARK_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+/* Converts n stored values of type t starting at src (any alignment) to f32
+ * (convert.c). */
+void hark_to_f32(float *dst, const void *src, hark_dtype t, size_t n);
+
+enum { HARK_MAX_BATCH = 8 }; /* vectors multiplied per weight-row read */
+
+/* f16 -> f32.  Kernels taking weights accept any alignment. */
+void hark_widen_f16(float *dst, const uint16_t *src, size_t n);
+/* y[j][r] = W[r] . x[j] for rows r0 <= r < r1, j < m <= HARK_MAX_BATCH, W f16 or bf16
+ * [rows][cols]; y is [m][rows]. */
+void hark_matvec16(float *y, const float *x, int m, const void *w, hark_dtype t, int rows,
+                   int cols, int r0, int r1);
+/* The same for block-quantised W (cols a multiple of 32). */
+void hark_matvec_q(float *y, const float *x, int m, const void *w, hark_dtype t, int rows,
+                   int cols, int r0, int r1);
+/* Activations x[m][cols] quantised in blocks of 32 as ggml's q8_0 (q8dot.c;
+ * max|x| / 127, nearest even, the scale kept in f32): qs[m][cols] bytes, and
+ * each block's scale repeated in eight floats, d8[m][cols / 4]; s8 (same
+ * layout, or NULL) gets an eighth of each block's sum of x in each place, which
+ * q4_1 and q5_1 weights need. */
+void hark_q8_quantize(int8_t *qs, float *d8, float *s8, const float *x, int m, int cols);
+/* y[j][r] = W[r] . x[j] for block-quantised W of type t, in integers per block
+ * (cols a multiple of 32); s8 is read for q4_1 and q5_1 only. */
+void hark_matvec_q8(float *y, const int8_t *xq, const float *d8, const float *s8, int m,
+                    const void *w, hark_dtype t, int rows, int cols, int r0, int r1);
+/* Tests: 1 makes the AVX-512 path use maddubs + madd even where VNNI is there. */
+void hark_q8_refuse_vnni(int on);
+void hark_softmax_row(float *x, int n);
+void hark_gelu_fast(float *x, size_t n);
+/* y[j][c] = sum_r x[j][r] W[r][c] for m <= HARK_MAX_BATCH vectors x[m][rows], W f16
+ * [rows][cols]: short rows (a head's d_head) without a reduction per output.
+ * y's rows are ldy >= cols floats apart. */
+void hark_vecmat16(float *y, size_t ldy, const float *x, int m, const uint16_t *w, int rows,
+                   int cols);
+/* f32 -> f16, round to nearest even (the same bits as hark_f32_to_f16). */
+void hark_narrow_f16(uint16_t *dst, const float *src, size_t n);
+/* log(sum(exp(x))), -inf entries ignored (-inf if all are). */
+double hark_log_sum_exp(const float *x, size_t n);
+void hark_add_fast(float *y, const float *x, size_t n);
+/* A product's epilogue on one output row: y += bias (when not NULL), then GELU
+ * (when gelu); shared by every product path so that all give the same bits. */
+void hark_bias_gelu_row(float *y, size_t n, const float *bias, int gelu);
+/* LayerNorm (eps 1e-5) of one row of d values; y may alias x. */
+void hark_layer_norm_row(float *y, const float *x, int d, const float *g, const float *b);
+/* Which kernels run ("AVX-512", ...): the best this CPU has, or the set that
+ * HARK_KERNELS names ("portable", "avx2"), or the portable ones when forced (tests). */
+const char *hark_kernels_name(void);
+/* The instruction level of that set, for the kernels kept outside its table
+ * (attn64.c, gemm512.c, q8dot.c) to pick their own paths by. */
+typedef enum { HARK_LEVEL_PORTABLE, HARK_LEVEL_AVX2, HARK_LEVEL_AVX512 } hark_kernel_level;
+hark_kernel_level hark_kernels_level(void);
+void hark_kernels_force_portable(int on);
+/* Tests: makes the named kernel set ("AVX2+F16C+FMA", ...) the one in use, if this
+ * CPU runs it; returns -1 otherwise. */
+int hark_kernels_select(const char *name);
+
+/* Runs CALL with M a compile-time constant equal to m (1..8; larger m as 8), so that
+ * the always-inline kernels it calls keep their m accumulators in registers. */
+#define WITH_CONSTANT_M(m, CALL)                                                     \
+    switch (m) {                                                                     \
+    case 1: { enum { M = 1 }; CALL; } break;                                         \
+    case 2: { enum { M = 2 }; CALL; } break;                                         \
+    case 3: { enum { M = 3 }; CALL; } break;                                         \
+    case 4: { enum { M = 4 }; CALL; } break;                                         \
+    case 5: { enum { M = 5 }; CALL; } break;                                         \
+    case 6: { enum { M = 6 }; CALL; } break;                                         \
+    case 7: { enum { M = 7 }; CALL; } break;                                         \
+    default: { enum { M = 8 }; CALL; } break;                                        \
+    }
+
+/* CALL in a switch over the block types t, with T the constant type in each case
+ * (kernels.c, q8dot.c: the unpacking then has no branches). */
+#define WITH_CONSTANT_T(t, CALL)                                                     \
+    switch (t) {                                                                     \
+    case HARK_Q4_0: { const hark_dtype T = HARK_Q4_0; CALL; } break;                 \
+    case HARK_Q4_1: { const hark_dtype T = HARK_Q4_1; CALL; } break;                 \
+    case HARK_Q5_0: { const hark_dtype T = HARK_Q5_0; CALL; } break;                 \
+    case HARK_Q5_1: { const hark_dtype T = HARK_Q5_1; CALL; } break;                 \
+    default: { const hark_dtype T = HARK_Q8_0; CALL; } break;                        \
+    }
+
+/* TILE(args..., R) with R the compile-time constant 1..6 (or 1..12) equal to
+ * rows: register tiles take their row count as a constant, so that their
+ * accumulators stay in registers (attn64.c, gemm512.c). */
+#define HARK_ROWS_CASES_6(tile, ...)                                                     \
+    case 6: tile(__VA_ARGS__, 6); break;                                                 \
+    case 5: tile(__VA_ARGS__, 5); break;                                                 \
+    case 4: tile(__VA_ARGS__, 4); break;                                                 \
+    case 3: tile(__VA_ARGS__, 3); break;                                                 \
+    case 2: tile(__VA_ARGS__, 2); break;                                                 \
+    default: tile(__VA_ARGS__, 1); break;
+#define HARK_BY_ROWS_6(rows, tile, ...)                                                  \
+    switch (rows) { HARK_ROWS_CASES_6(tile, __VA_ARGS__) }
+#define HARK_BY_ROWS_12(rows, tile, ...)                                                 \
+    switch (rows) {                                                                      \
+    case 12: tile(__VA_ARGS__, 12); break;                                               \
+    case 11: tile(__VA_ARGS__, 11); break;                                               \
+    case 10: tile(__VA_ARGS__, 10); break;                                               \
+    case 9: tile(__VA_ARGS__, 9); break;                                                 \
+    case 8: tile(__VA_ARGS__, 8); break;                                                 \
+    case 7: tile(__VA_ARGS__, 7); break;                                                 \
+    HARK_ROWS_CASES_6(tile, __VA_ARGS__)                                                 \
+    }
+
+/* Attention of one head of width 64 in register tiles (attn64.c): available
+ * when the AVX-512 or the AVX2 kernel set is the one in use.  Keys are padded to
+ * hark_attn64_keys(nk) (a multiple of 64); score rows have that stride. */
+enum { HARK_ATTN64_HEAD = 64 }; /* the head width the tiles take */
+int hark_attn64_available(void);
+int hark_attn64_keys(int nk);
+/* Keys k[nk] (row stride ldk) into kt (64 * hark_attn64_keys(nk) floats), zero-padded. */
+void hark_attn64_pack_keys(float *kt, const float *k, int ldk, int nk);
+/* Values v[nk] (row stride ldv) into contiguous rows vp[nk][64]. */
+void hark_attn64_pack_values(float *vp, const float *v, int ldv, int nk);
+/* s[i][j] = scale * q_i . k_j for i < nq (q rows at stride ldq), every padded j. */
+void hark_attn64_scores(float *s, const float *q, int ldq, int nq, const float *kt, int nk,
+                        float scale);
+/* out_i (stride ldo) = sum_{j < nk} p[i][j] vp_j, p as s above. */
+void hark_attn64_mix(float *out, int ldo, const float *p, int nq, const float *vp, int nk);
+
+/* Products y = x . W^T in AVX-512 register tiles (gemm512.c): available when the
+ * AVX-512 kernel set is the one in use.  Rows [r0, r0 + nr) of W [rows][k], in
+ * any stored type, are packed first into hark_gemm512_packed_floats(nr, k) floats
+ * of panels of HARK_GEMM512_PANEL rows. */
+enum { HARK_GEMM512_PANEL = 32 };
+int hark_gemm512_available(void);
+size_t hark_gemm512_packed_floats(int nr, int k);
+void hark_gemm512_pack(float *bp, const void *w, hark_dtype t, int r0, int nr, int k);
+/* y[i][r] (row stride ldy) = x_i . w_r (+ bias[r] when not NULL; then GELU when
+ * gelu) for i < m, r < nr; x [m][k] contiguous. */
+void hark_gemm512(float *y, int ldy, const float *x, int m, int k, const float *bp, int nr,
+                  const float *bias, int gelu);
+
+/* ------------------------------------------------------------ operations */
+/* The few numeric kernels hark needs.  They know nothing about Whisper. */
+
+/* y[m][w->rows] = x[m][w->cols] . w^T (+ b when not NULL). */
+void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b);
+/* The same, then exact (erf) GELU, each tile while it is in cache. */
+void hark_linear_gelu(float *y, const float *x, int m, const hark_weight *w, const float *b);
+/* Several products of the same input x[m][cols] (y = x W^T + b each), as one
+ * job where they can be (one stored type and width, m <= HARK_MAX_BATCH), else
+ * one after another; results the same either way. */
+enum { HARK_LINEAR_MANY = 4 };
+typedef struct hark_product {
+    float *y;
+    const hark_weight *w;
+    const float *b;
+} hark_product;
+void hark_linear_many(const hark_product *p, int n, const float *x, int m);
+/* Row-wise LayerNorm (eps 1e-5) of x[m][d] into y (may alias x). */
+void hark_layer_norm(float *y, const float *x, int m, int d, const float *g, const float *b);
+/* Softmax of each row of x[m][n] in place. */
+void hark_softmax_rows(float *x, int m, int n);
+/* Floats of scratch hark_attention needs with the current thread pool. */
+size_t hark_attention_scratch(int nq, int nk, int n_head);
+/* out[nq][d] = multi-head attention of q[nq][d] over k,v[nk][d] (row stride d);
+ * causal_offset >= 0 masks key j > i + causal_offset; -1 for no mask. */
+void hark_attention(float *out, const float *q, const float *k, const float *v,
+                    int nq, int nk, int d, int n_head, int causal_offset, float *scratch);
+void hark_add(float *y, const float *x, size_t n);
+
+#endif

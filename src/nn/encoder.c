@@ -1,0 +1,95 @@
+/* Whisper's audio encoder: conv1 + GELU, conv2 (stride 2) + GELU, sinusoidal
+ * positions, pre-LN transformer blocks, final LayerNorm.  Activations are
+ * time-major [frames][channels]. */
+#include "nn/nn.h"
+#include "kernels/kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* cols[t][c * 3 + k] = x[stride * t + k - 1][c] for a [frames][ch] input
+ * (time-major) or x[c][t'] for a channel-major one; zero outside. */
+static void im2col(float *cols, const float *x, int frames, int ch, int stride, int out_frames,
+                   int channel_major)
+{
+    for (int t = 0; t < out_frames; t++)
+        for (int c = 0; c < ch; c++)
+            for (int k = 0; k < 3; k++) {
+                int src = stride * t + k - 1;
+                float v = 0.0f;
+                if (src >= 0 && src < frames)
+                    v = channel_major ? x[(size_t)c * frames + src] : x[(size_t)src * ch + c];
+                cols[((size_t)t * ch + c) * 3 + k] = v;
+            }
+}
+
+/* Floats of scratch a block needs: h, q, k, v and the attention's output
+ * (the MLP's 4 x d hidden units reuse q..att, dead by then), then the
+ * attention's own scratch. */
+static size_t block_floats(int n, int d, int n_head)
+{
+    return (size_t)n * d * 5 + hark_attention_scratch(n, n, n_head);
+}
+
+/* One pre-LN self-attention block over x[n][d] (in place). */
+static void encoder_block(const hark_block *b, float *x, int n, int d, int n_head, float *buf)
+{
+    float *h = buf, *q = h + (size_t)n * d, *k = q + (size_t)n * d, *v = k + (size_t)n * d;
+    float *att = v + (size_t)n * d, *mlp = q;
+    float *scores = att + (size_t)n * d;
+    hark_layer_norm(h, x, n, d, b->attn.ln_w, b->attn.ln_b);
+    hark_linear(q, h, n, &b->attn.q, b->attn.q_b);
+    hark_linear(k, h, n, &b->attn.k, NULL);
+    hark_linear(v, h, n, &b->attn.v, b->attn.v_b);
+    hark_attention(att, q, k, v, n, n, d, n_head, -1, scores);
+    hark_linear(h, att, n, &b->attn.o, b->attn.o_b);
+    hark_add(x, h, (size_t)n * d);
+    hark_layer_norm(h, x, n, d, b->mlp_ln_w, b->mlp_ln_b);
+    hark_linear_gelu(mlp, h, n, &b->fc1, b->fc1_b);
+    hark_linear(h, mlp, n, &b->fc2, b->fc2_b);
+    hark_add(x, h, (size_t)n * d);
+}
+
+float *hark_workspace_get(hark_workspace *ws, size_t n)
+{
+    if (n > ws->cap) {
+        free(ws->p);
+        ws->p = hark_alloc_populated(sizeof(float) * n);
+        ws->cap = ws->p ? n : 0;
+    }
+    return ws->p;
+}
+
+void hark_workspace_free(hark_workspace *ws)
+{
+    free(ws->p);
+    ws->p = NULL;
+    ws->cap = 0;
+}
+
+int hark_encode(const hark_model *m, const float *mel, float *out, hark_workspace *ws)
+{
+    const hark_hparams *hp = &m->hp;
+    int d = hp->n_audio_state, n = hp->n_audio_ctx, frames = 2 * n;
+    /* the convolutions' im2col columns and conv1's output are dead once the
+     * blocks start, so the blocks' scratch reuses them: every float of the
+     * workspace is a page a first window faults in (~10 us each on a VM) */
+    size_t cols1 = (size_t)frames * hp->n_mels * 3, cols2 = (size_t)n * d * 3;
+    size_t cols_size = cols1 > cols2 ? cols1 : cols2, h1_size = (size_t)frames * d;
+    size_t conv_size = cols_size + h1_size, block_size = block_floats(n, d, hp->n_audio_head);
+    hark_workspace own = {0};
+    float *all = hark_workspace_get(ws ? ws : &own, conv_size > block_size ? conv_size : block_size);
+    if (!all)
+        return HARK_ERR_NOMEM;
+    float *cols = all, *h1 = cols + cols_size, *buf = all;
+    im2col(cols, mel, frames, hp->n_mels, 1, frames, 1);
+    hark_linear_gelu(h1, cols, frames, &m->conv1, m->conv1_b);
+    im2col(cols, h1, frames, d, 2, n, 0);
+    hark_linear_gelu(out, cols, n, &m->conv2, m->conv2_b);
+    hark_add(out, m->enc_pos, (size_t)n * d);
+    for (int l = 0; l < hp->n_audio_layer; l++)
+        encoder_block(&m->enc[l], out, n, d, hp->n_audio_head, buf);
+    hark_layer_norm(out, out, n, d, m->enc_ln_w, m->enc_ln_b);
+    hark_workspace_free(&own);
+    return 0;
+}

@@ -1,0 +1,69 @@
+/* Whisper's networks: the audio encoder and the text decoder with its KV cache
+ * and cross-attention K/V. */
+#ifndef HARK_NN_H
+#define HARK_NN_H
+
+#include "model/model.h"
+
+/* ------------------------------------------------------------ forward pass */
+
+/* Scratch memory kept between windows, so that long files do not map and
+ * fault in fresh buffers for every window. */
+typedef struct hark_workspace {
+    float *p;
+    size_t cap;  /* floats */
+} hark_workspace;
+
+/* At least n floats (NULL when out of memory); earlier contents are lost. */
+float *hark_workspace_get(hark_workspace *ws, size_t n);
+void hark_workspace_free(hark_workspace *ws);
+
+/* Encoder: mel window [n_mels][2*n_audio_ctx] -> out [n_audio_ctx][d].  ws may be
+ * NULL (a temporary one is used). */
+int hark_encode(const hark_model *m, const float *mel, float *out, hark_workspace *ws);
+
+/* Cross-attention K/V of one window, projected once and shared by every
+ * sequence decoded against it (beams, samples). */
+typedef struct hark_cross {
+    float *k, *v;              /* f32 models: [n_layer][n_audio_ctx][d] */
+    /* other models: f16, K and V transposed per head, V as
+     * [n_layer][head][d_head][n_audio_ctx], K the same in tiles of 128 frames
+     * (decoder.c): the scores are sums of rows, the output dot products over
+     * the frames, and half the bytes are read (whisper.cpp keeps its cross
+     * K/V in f16 too) */
+    uint16_t *k16, *v16;
+    float *staging;            /* [n_audio_ctx][d]: one projection before packing */
+    long computations;         /* how often they were projected (tests) */
+} hark_cross;
+
+/* One decoded sequence: its self-attention KV cache and scratch. */
+typedef struct hark_kv {
+    float *self_k, *self_v;    /* [n_layer][n_text_ctx][d] */
+    int n_past;                /* tokens in the cache */
+    const hark_cross *cross;
+    float *scratch;
+    /* when capture is set: pre-softmax cross-attention scores of the model's
+     * alignment heads, [n_alignment_heads][n_text_ctx][n_audio_ctx] by position */
+    float *capture;
+} hark_kv;
+
+int hark_cross_init(hark_cross *c, const hark_model *m);
+void hark_cross_free(hark_cross *c);
+/* Projects the encoder output to cross-attention K/V (once per window). */
+void hark_cross_set(const hark_model *m, hark_cross *c, const float *enc_out);
+int hark_kv_init(hark_kv *kv, const hark_model *m, const hark_cross *cross);
+void hark_kv_free(hark_kv *kv);
+/* Makes dst's cache a copy of src's (both from the same model). */
+void hark_kv_copy(const hark_model *m, hark_kv *dst, const hark_kv *src);
+/* Runs n tokens at position kv->n_past; writes the logits of the last token
+ * ([n_vocab]) and advances the cache. */
+int hark_decode(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *logits);
+/* hark_decode without logits: every row's final layer-normed state ([n][n_text_state]),
+ * which hark_linear with tok_emb turns into that row's logits. */
+int hark_decode_states(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *states);
+/* One token for each of n sequences sharing one cross K/V (beams, samples):
+ * logits [n][n_vocab]. */
+int hark_decode_batch(const hark_model *m, hark_kv **kvs, const int *tokens, int n,
+                      float *logits);
+
+#endif
