@@ -50,9 +50,12 @@ $(B)/hark: $(CLI_OBJ) $(B)/libhark.a
 $(B)/san/hark: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ)
 	@echo "  CC $@"; $(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
-# a test of a program's part (the golden runner's WER) links that part's object too
+# a test of a program's part (the golden runner's WER, .npy files) links its object too
 $(B)/tests/test_wer: $(B)/obj/cli/wer.o
 $(B)/san/tests/test_wer: $(B)/san/obj/cli/wer.o
+NPY_TESTS = test_mel test_parity test_ref_tiny
+$(NPY_TESTS:%=$(B)/tests/%): $(B)/obj/cli/npy.o
+$(NPY_TESTS:%=$(B)/san/tests/%): $(B)/san/obj/cli/npy.o
 $(B)/tests/%: tests/%.c $(B)/libhark.a $(HDRS)
 	@mkdir -p $(@D)
 	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -Icli -o $@ $< $(filter %.o,$^) $(B)/libhark.a $(LDLIBS)

@@ -7,7 +7,7 @@
  * and the outputs of a file found in a walked directory mirror its relative
  * subdirectory under the output directory (so a/x.wav and b/x.wav do not
  * collide).  -j workers share the one read-only model, each with its own
- * context; without -o (one input: cli.c sends several to the current
+ * context; without -o (one input: main.c sends several to the current
  * directory), the transcript goes to stdout, in input order in any case.
  */
 #include <dirent.h>

@@ -1,5 +1,5 @@
 /* hark test's data: the cases, the options and the run, shared by the runner
- * (cli_test.c) and its reports (cli_test_report.c). */
+ * (golden.c) and its reports (golden_report.c). */
 #ifndef HARK_CLI_TEST_H
 #define HARK_CLI_TEST_H
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "npy.h"
 #include "face.h"
 
 #ifndef HARK_DATADIR
@@ -491,7 +492,7 @@ static int parse_search_option(cli_options *o, const char *name, const char *v)
                           -1, 10000000) ? -1 : suppress_non_speech(o);
     if (!strcmp(name, "--suppress-regex")) {
         char why[256];
-        if (hark_pattern_check(v, why, sizeof why) != 0) {
+        if (hark_suppress_regex_check(v, why, sizeof why) != 0) {
             fprintf(stderr, "hark: bad value for --suppress-regex: %s (%s) (see hark --help)\n", v,
                     why);
             return -2;
@@ -790,16 +791,18 @@ static int cmd_mel(int argc, char **argv)
         return usage_exit("usage: hark mel FILE -o OUT.npy");
     if (n_mels != 80 && n_mels != 128)
         return usage_exit("--n-mels must be 80 or 128");
-    hark_error e = {{0}};
+    char err[600];
     float *x, *mel;
     size_t n;
     int frames;
-    if (hark_audio_read(in, &x, &n, &e) ||
-        hark_log_mel(x, n, 30 * HARK_SAMPLE_RATE, n_mels, 1, &mel, &frames, &e)) {
-        fprintf(stderr, "hark: %s\n", e.msg);
+    if (hark_read_audio(in, &x, &n, err, sizeof err) ||
+        hark_log_mel_spectrogram(x, n, 30 * HARK_SAMPLE_RATE, n_mels, &mel, &frames, err,
+                                 sizeof err)) {
+        fprintf(stderr, "hark: %s\n", err);
         return 1;
     }
     free(x);
+    hark_error e = {{0}};
     int rc = hark_write_npy(out, mel, n_mels, frames, &e);
     free(mel);
     if (rc)
@@ -842,8 +845,7 @@ static int cmd_quantize(int argc, char **argv)
 {
     if (argc != 4)
         return usage_exit("usage: hark quantize IN OUT TYPE");
-    int type = hark_dtype_parse(argv[3]);
-    if (type < 0 || type == HARK_BF16)
+    if (!hark_model_write_type(argv[3]))
         return usage_exit("TYPE is one of f32 f16 q8_0 q5_0 q5_1 q4_0 q4_1");
     char err[600];
     hark_model *m = hark_model_load(argv[1], err, sizeof err);
@@ -851,10 +853,9 @@ static int cmd_quantize(int argc, char **argv)
         fprintf(stderr, "hark: %s\n", err);
         return 1;
     }
-    hark_error e = {{0}};
-    int rc = hark_model_write_ggml(m, argv[2], (hark_dtype)type, &e);
+    int rc = hark_model_write(m, argv[2], argv[3], err, sizeof err);
     if (rc)
-        fprintf(stderr, "hark: %s\n", e.msg);
+        fprintf(stderr, "hark: %s\n", err);
     hark_model_free(m);
     return rc ? 1 : 0;
 }

@@ -207,6 +207,19 @@ char *hark_format_output(const hark_context *ctx, const char *format);
 int hark_write_output(const hark_context *ctx, const char *format, const char *path, char *err,
                       size_t errlen);
 
+/* Pieces of the writers, for programs that print as they go (hark's -v, its stream):
+ * whether hark_format_output writes format name; segment i's text as the txt writer
+ * prints it, on a line of its own after "(speaker N) " for a diarized label N (0: none);
+ * openai's --verbose line "[00:01.000 --> 00:03.400]  text\n" (hours only past the
+ * first); whisper.cpp's --print-colors text, each character coloured by its token's
+ * probability; segment i's speaker label as the writers print it ('0', '1', '?'; 0
+ * for none).  Strings are malloc'd (NULL when out of memory, or no such segment). */
+int hark_is_format(const char *name);
+char *hark_txt_line(const char *text, char speaker);
+char *hark_verbose_line(double start, double end, const char *text, char speaker);
+char *hark_segment_colored(const hark_context *ctx, int i);
+char hark_segment_label(const hark_context *ctx, int i);
+
 /* Silero VAD (v5 or v6) from whisper.cpp's ggml VAD file (ggml-silero-v6.2.0.bin; hark
  * ships one in models/silero-vad/).  NULL on failure, with "path: problem" in err.
  * A loaded model is read-only: contexts on any thread may share it. */
@@ -229,6 +242,57 @@ int hark_vad_speech_spans(const hark_vad *vad, const hark_params *params, const 
  * ($HARK_FFMPEG, else ffmpeg on PATH; HARK_FFMPEG set empty: never), run as a
  * child process whose exit this call waits for. */
 int hark_read_audio(const char *path, float **samples, size_t *n_samples, char *err, size_t errlen);
+
+/* Decoding MPEG audio mutes stderr (fd 2) for its decoder's chatter, process-wide; a
+ * program that writes to stderr from other threads meanwhile takes this lock around
+ * its writes, so that none is lost. */
+void hark_stderr_lock(void);
+void hark_stderr_unlock(void);
+/* Chunk id ("fmt ", "data") in the first n bytes of a RIFF/WAVE file: its contents'
+ * offset in *at and its declared length in *len; 1 when found, else 0 (a WAV stream
+ * read as it arrives: hark stream). */
+int hark_wav_chunk(const unsigned char *d, size_t n, const char *id, size_t *at,
+                   unsigned int *len);
+/* The log-mel spectrogram transcription uses, Whisper's: samples padded with
+ * pad_samples zeros (openai pads 30 s), n_mels 80 or 128, into *mel (malloc'd,
+ * [n_mels][*n_frames]). */
+int hark_log_mel_spectrogram(const float *samples, size_t n, size_t pad_samples, int n_mels,
+                             float **mel, int *n_frames, char *err, size_t errlen);
+
+/* ------------------------------------------------------------ model files */
+
+/* Whether hark_model_write writes type: "f32", "f16", "q8_0", "q5_0", "q5_1", "q4_0",
+ * "q4_1" (hark quantize). */
+int hark_model_write_type(const char *type);
+/* Writes a loaded model as a whisper.cpp ggml .bin with its matrices in type, through a
+ * temporary file renamed into place. */
+int hark_model_write(const hark_model *model, const char *path, const char *type, char *err,
+                     size_t errlen);
+/* 0 when params.suppress_regex would take pattern (a POSIX extended regular
+ * expression), else -1 with regcomp's reason in why. */
+int hark_suppress_regex_check(const char *pattern, char *why, size_t n);
+
+/* ------------------------------------------------------------ benchmarks */
+
+enum { HARK_BENCH_BATCH = 5 }; /* sequences the batched-decode stage steps together */
+/* A model's stages as hark bench times them (whisper.cpp's bench protocol): each the
+ * median of reps runs on pseudo-random input, on a thread pool of n_threads. */
+typedef struct hark_bench_stages {
+    const char *weight_type;   /* the decoder's stored type ("f16", "q8_0", ...) */
+    double first_logits_ms;    /* buffers made and one decoding step: a load's tail */
+    double first_encoder_ms;   /* the first pass, as a file's first window */
+    double encoder_ms;         /* one window and its cross-attention K/V */
+    double decode_ms_per_token, batch5_ms_per_token, prompt_ms_per_token;
+    int decode_steps, batch_steps, prompt_tokens; /* bounded by the model's text context */
+    double encoder_gflop;      /* the work of one encoder window */
+    double decode_weight_mb;   /* the weights one decoded token reads */
+    double decode_read_mb;     /* the same, and every layer's cross-attention K/V */
+} hark_bench_stages;
+int hark_bench_model(const hark_model *model, int n_threads, int reps, hark_bench_stages *out);
+/* The best of 10 runs of an n x n x n f32 product, in GFLOP/s: OpenBLAS's (tiles 0; its
+ * threads as the program set them), or hark's AVX-512 tiles on a pool of n_threads, as
+ * the encoder's projections run them (0 on a CPU without them). */
+double hark_bench_sgemm_gflops(int n, int n_threads, int tiles);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

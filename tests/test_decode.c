@@ -205,7 +205,7 @@ static void test_suppress_regex(const hark_model *m)
           pattern, first);
 }
 
-/* What a beam's result is ranked by (decode.c's rank_score with openai's
+/* What a beam's result is ranked by (decode/search.c's rank_score with openai's
  * length_penalty None): the summed log-probability over the length. */
 static double ranked(const hark_window *w)
 {

@@ -2,6 +2,7 @@
 #include <float.h>
 
 #include "check.h"
+#include "npy.h"
 #include "face.h"
 
 static void test_filters(int n_mels)

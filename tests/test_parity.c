@@ -3,6 +3,7 @@
 #include <cJSON.h>
 
 #include "check.h"
+#include "npy.h"
 #include "face.h"
 
 #define DIR "tests/data/tiny-random/"

@@ -2,6 +2,7 @@
  * dimensions (random weights), against openai/whisper's encoder output and
  * first-step logits; and the vocabulary-only ggml file. */
 #include "check.h"
+#include "npy.h"
 #include "face.h"
 
 static void test_vocab_only(void)

@@ -24,10 +24,6 @@ void hark_levels_free(hark_levels *lv);
 /* The speaker of [start, end) seconds as whisper.cpp labels it: '0' or '1' for the
  * louder channel, '?' for neither; 0 without levels. */
 char hark_levels_speaker(const hark_levels *lv, double start, double end);
-/* The chunk id ("data", "fmt ") in the first n bytes of a RIFF/WAVE file: its
- * body's offset in *at and the length its header claims in *len; 0 when those
- * bytes hold no such chunk header, or are no RIFF/WAVE. */
-int hark_wav_chunk(const uint8_t *d, size_t n, const char *id, size_t *at, uint32_t *len);
 /* What a file decodes to: its samples downmixed, at rate, and the loudness of
  * its channels when asked for (levels not NULL) and it has two. */
 typedef struct hark_decoded {
@@ -48,10 +44,6 @@ enum { HARK_FFMPEG_MISSING = 1 };
  * Returns 0, HARK_FFMPEG_MISSING when there is no ffmpeg to run, or an error. */
 int hark_ffmpeg_decode(int in, const char *path, const char *what, hark_decoded *d,
                        hark_error *e);
-/* MPEG decoding mutes stderr (fd 2) for its decoder's chatter; a program that
- * writes to stderr from other threads meanwhile takes this lock first. */
-void hark_stderr_lock(void);
-void hark_stderr_unlock(void);
 /* Resamples mono audio from rate_in to 16 kHz (band-limited). */
 int hark_resample(const float *in, size_t n_in, double rate_in, float **out, size_t *n_out,
                   hark_error *e);
@@ -65,8 +57,6 @@ int hark_log_mel(const float *samples, size_t n, size_t pad_samples, int n_mels,
 void hark_mel_window(const float *mel, int frames, int n_mels, int seek, int stop, int len,
                      float *out);
 
-int hark_write_npy(const char *path, const float *data, int rows, int cols, hark_error *e);
-int hark_read_npy(const char *path, float **data, int *rows, int *cols, hark_error *e);
 
 /* ------------------------------------------------------------ voice activity */
 /* Voice activity detection before transcription, as whisper.cpp's --vad: Silero

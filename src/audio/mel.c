@@ -169,3 +169,15 @@ void hark_mel_window(const float *mel, int frames, int n_mels, int seek, int sto
             dst[t] = row[frames - 1];
     }
 }
+
+int hark_log_mel_spectrogram(const float *samples, size_t n, size_t pad_samples, int n_mels,
+                             float **mel, int *n_frames, char *err, size_t errlen)
+{
+    hark_error e = {{0}};
+    int rc = n_mels == 80 || n_mels == 128
+                 ? hark_log_mel(samples, n, pad_samples, n_mels, 1, mel, n_frames, &e)
+                 : hark_fail(&e, HARK_ERR_ARG, "%d mel bands: Whisper's are 80 or 128", n_mels);
+    if (rc && err && errlen)
+        snprintf(err, errlen, "%s", e.msg);
+    return rc;
+}

@@ -1,6 +1,6 @@
 /* Audio in: any file libsndfile reads (or stdin as "-"), downmixed to mono and
  * resampled to 16 kHz with soxr's band-limited high-quality resampler; what
- * libsndfile cannot read goes to ffmpeg (audio_ffmpeg.c) when it is there. */
+ * libsndfile cannot read goes to ffmpeg (ffmpeg.c) when it is there. */
 #include "audio/audio.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* UTF-8 decoding with Python's replacement rule (see utf8.h). */
+/* UTF-8 decoding with Python's replacement rule (see base.h). */
 #include "base/base.h"
 
 #include <stdlib.h>

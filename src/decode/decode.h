@@ -161,7 +161,7 @@ typedef struct hark_audio {
     size_t n;
     const hark_levels *levels;
 } hark_audio;
-/* whisper.cpp's max_len with split_on_word (seglen.c): s cut between its words into
+/* whisper.cpp's max_len with split_on_word (max_len.c): s cut between its words into
  * pieces of at most max_len characters, *n of them in *pieces (malloc'd, each owning
  * its copies; s untouched); *n is 0 when s stays whole (one piece, or no words). */
 int hark_split_segment(const hark_segment *s, int max_len, int eot, hark_segment **pieces, int *n);

@@ -78,7 +78,7 @@ int hark_kernels_select(const char *name);
     }
 
 /* CALL in a switch over the block types t, with T the constant type in each case
- * (kernels.c, q8dot.c: the unpacking then has no branches). */
+ * (simd.c, q8dot.c: the unpacking then has no branches). */
 #define WITH_CONSTANT_T(t, CALL)                                                     \
     switch (t) {                                                                     \
     case HARK_Q4_0: { const hark_dtype T = HARK_Q4_0; CALL; } break;                 \

@@ -1,6 +1,6 @@
 /* Block-quantised weights (q8_0, q4_0, q4_1, q5_0, q5_1) times activations
  * quantised to q8_0, in integers, as ggml's vec_dot_q*_q8_* do (and so
- * whisper.cpp for quantised models).  The float path (kernels.c) widens every
+ * whisper.cpp for quantised models).  The float path (simd.c) widens every
  * weight to f32 and multiplies it by its block's scale: on one AMD EPYC core
  * 28 G weights/s for one vector and 44 for five (beam search), so decoding a
  * q8_0 model was bound by arithmetic, not memory.  Here each block is one

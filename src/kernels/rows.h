@@ -1,5 +1,5 @@
 /* Row operations (f16 widen / narrow, add, layer norm, softmax, log-sum-exp, GELU)
- * written once for any vector width.  kernels.c includes this file once per
+ * written once for any vector width.  simd.c includes this file once per
  * instruction set after defining:
  *   ROWS_TARGET        the function attribute that enables the instruction set
  *   ROWS_NAME(f)       f with the set's suffix (f##_avx512)

@@ -1,4 +1,4 @@
-/* x86 helpers shared by the files that hold AVX2 / AVX-512 kernels (kernels.c,
+/* x86 helpers shared by the files that hold AVX2 / AVX-512 kernels (simd.c,
  * q8dot.c).  Each function carries its own target attribute, so including this
  * header compiles for any x86 CPU; callers run them only where the kernel set in
  * use (hark_kernels_level) has the instructions. */

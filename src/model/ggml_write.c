@@ -199,3 +199,21 @@ int hark_dtype_parse(const char *name)
             return i;
     return -1;
 }
+
+int hark_model_write_type(const char *type)
+{
+    int t = type ? hark_dtype_parse(type) : -1;
+    return t >= 0 && t != HARK_BF16; /* ggml has no bf16 */
+}
+
+int hark_model_write(const hark_model *m, const char *path, const char *type, char *err,
+                     size_t errlen)
+{
+    hark_error e = {{0}};
+    int rc = hark_model_write_type(type)
+                 ? hark_model_write_ggml(m, path, (hark_dtype)hark_dtype_parse(type), &e)
+                 : hark_fail(&e, HARK_ERR_ARG, "%s: not a type hark writes", type ? type : "(null)");
+    if (rc && err && errlen)
+        snprintf(err, errlen, "%s", e.msg);
+    return rc;
+}

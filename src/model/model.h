@@ -135,7 +135,5 @@ const char *hark_token_bytes(const hark_vocab *v, int id, int *len);
  * refuses, with its reason. */
 int hark_vocab_matching(const hark_vocab *v, const char *pattern, int **ids, int *n,
                         hark_error *e);
-/* 0 when hark_vocab_matching takes pattern, else -1 and why not (regcomp's words). */
-int hark_pattern_check(const char *pattern, char *why, size_t n);
 
 #endif

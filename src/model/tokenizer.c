@@ -208,7 +208,7 @@ static int compile_whole(regex_t *re, const char *pattern, char *why, size_t n)
     return rc ? -1 : 0;
 }
 
-int hark_pattern_check(const char *pattern, char *why, size_t n)
+int hark_suppress_regex_check(const char *pattern, char *why, size_t n)
 {
     regex_t re;
     int rc = compile_whole(&re, pattern, why, n);

@@ -28,7 +28,7 @@ typedef struct hark_cross {
     float *k, *v;              /* f32 models: [n_layer][n_audio_ctx][d] */
     /* other models: f16, K and V transposed per head, V as
      * [n_layer][head][d_head][n_audio_ctx], K the same in tiles of 128 frames
-     * (decoder.c): the scores are sums of rows, the output dot products over
+     * (text_decoder.c): the scores are sums of rows, the output dot products over
      * the frames, and half the bytes are read (whisper.cpp keeps its cross
      * K/V in f16 too) */
     uint16_t *k16, *v16;

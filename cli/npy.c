@@ -1,6 +1,6 @@
 /* NumPy .npy files of float32 matrices: hark mel's output, and the reference
  * fixtures the tests compare against. */
-#include "audio/audio.h"
+#include "npy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
