@@ -13,7 +13,9 @@
  * of transcribing a 3 s file with -t 2 (0.17 s -> 0.14 s wall without it).  So
  * when the user set none of the variables OpenBLAS reads for its thread count,
  * the CLI runs with OPENBLAS_NUM_THREADS=1; `hark bench`'s sgemm probe still
- * raises the count to -t with openblas_set_num_threads. */
+ * raises the count to -t with openblas_set_num_threads.  Whatever the variables say,
+ * OpenBLAS then runs one thread inside each of hark's: -t N means N busy cores, and
+ * results do not depend on N. */
 #include "cli.h"
 
 #include <cblas.h>
@@ -80,6 +82,7 @@ void cli_blas_reexec_if_slow(char **argv)
         again |= setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0;
     if (again && self_is_program())
         execv("/proc/self/exe", argv);
-    /* no exec: go on with the kernels there are (hark_run holds OpenBLAS to
-     * one thread inside hark's own either way) */
+    /* no exec: go on with the kernels there are, OpenBLAS held to one thread inside
+     * hark's own (the library leaves that process-wide setting to the program) */
+    openblas_set_num_threads(1);
 }

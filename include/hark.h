@@ -24,6 +24,12 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
+/* Threads: a context runs its work on a pool of params.n_threads, and every OpenBLAS
+ * call hark makes runs inside one of those threads.  The library leaves OpenBLAS's
+ * own thread count alone (a process-wide setting): a program sets it to one, with
+ * openblas_set_num_threads(1) or OPENBLAS_NUM_THREADS=1, as hark's CLI does, so that
+ * n_threads means that many busy cores and results are the same for every count. */
+
 #define HARK_VERSION "0.1.0"
 #define HARK_SAMPLE_RATE 16000
 

@@ -6,7 +6,6 @@
  * window's prompt. */
 #include "decode/decode.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -593,9 +592,8 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
     int rc = check_params(m, p, e);
     if (rc)
         return rc;
-    /* hark's pool splits the work; OpenBLAS inside it runs single-threaded,
-     * so -t N means N busy cores and results do not depend on N */
-    openblas_set_num_threads(1);
+    /* hark's pool splits the work (OpenBLAS's own threads are the program's to set:
+     * hark.h asks for one) */
     hark_pool_use(pool);
     float *speech = NULL;
     size_t n_speech = 0;
