@@ -28,7 +28,10 @@ expect_eq "libhark.so exports hark.h" \
 # the installed hark finds the installed default model, from any directory
 if [ -f models/hark-en-tiny/config.json ]; then
     [ -f "$P/share/hark/hark-en-tiny/config.json" ] && ok || bad "default model not installed"
-    [ ! -e "$P/share/hark/train-ckpt" ] && ok || bad "the training checkpoint was installed"
+    # only the shipped models (models/), never the training checkpoint (training/ckpt/)
+    expect_eq "installed models" "$(ls "$P/share/hark" | tr '\n' ' ')" "hark-en-tiny silero-vad "
+    [ -z "$(find "$P" -name model.fp16.pt -o -name state.json)" ] && ok ||
+        bad "the training checkpoint was installed"
     (cd "$TMP" && HARK_MODEL= "$P/bin/hark" -q "$OLDPWD/samples/sample01-en-us.wav" >/dev/null 2>"$TMP/err"); rc=$?
     expect_eq "installed hark with its model" "$rc $(cat "$TMP/err")" "0 "
     # and its VAD model

@@ -1,7 +1,7 @@
 # The 65 s multi-sentence sample through long-form transcription with default decoding
 # (issue 4's proof with the default model): several segments, every one of the 16
 # sentences bracketed (a segment starts in the pause before it and one ends in the pause
-# after it, give or take 0.5 s: scripts/long-brackets) and no segment misplaced (each
+# after it, give or take 0.5 s: scripts/eval/long-brackets) and no segment misplaced (each
 # starts and ends at a sentence boundary), so a regression in seeking, the timestamp
 # rules or the model fails; the model card must record the same.
 . "$(dirname "$0")/lib.sh"
@@ -13,7 +13,7 @@ brackets() {  # brackets AWK_PROGRAM -> long-brackets' first two lines, then its
     { printf 'start\tend\ttext\n'
       grep -oE '"(start|end)": [0-9.]+' $TRUTH | awk '{ print $2 * 1000 }' | paste - - |
           awk -F'\t' -v OFS='\t' "$1"' { print $1, $2, "x" }'; } >"$TMP/crafted.tsv"
-    scripts/long-brackets $TRUTH "$TMP/crafted.tsv" | head -n 2 | paste -sd, -
+    scripts/eval/long-brackets $TRUTH "$TMP/crafted.tsv" | head -n 2 | paste -sd, -
     echo "exit ${PIPESTATUS[0]}"
 }
 expect_eq "segments on the sentences" "$(brackets '')" \
@@ -36,15 +36,15 @@ MODEL=models/hark-en-tiny
 "$HARK" -q -f tsv samples/long-espeak-en-us.wav >"$TMP/long.tsv"; expect_eq "long sample" $? 0
 segs=$(($(wc -l <"$TMP/long.tsv") - 1))
 [ "$segs" -ge 5 ] && ok || bad "only $segs segments for 16 sentences"
-scripts/long-brackets $TRUTH "$TMP/long.tsv" >"$TMP/brackets" && ok ||
+scripts/eval/long-brackets $TRUTH "$TMP/long.tsv" >"$TMP/brackets" && ok ||
     bad "$(head -n 2 "$TMP/brackets" | tr '\n' ' '): $(tail -n +3 "$TMP/brackets" | tr '\n' ' ')"
 # --word-timestamps (openai's: segments take their words' bounds, the next window starts
 # after the last word): the words must land on the sentences too.  The model's chosen
-# alignment heads (scripts/alignment-heads) bracket 15 of 16 at the time of writing (the
+# alignment heads (scripts/train/alignment-heads) bracket 15 of 16 at the time of writing (the
 # model loses sentence 9's first words at a window start), every head of the last two
 # layers 13: at least 14, or the word timing or the word seek regressed
 "$HARK" -q -f tsv --word-timestamps samples/long-espeak-en-us.wav >"$TMP/words.tsv"
-n=$(scripts/long-brackets $TRUTH "$TMP/words.tsv" | sed -n '1s/ of .*//p')
+n=$(scripts/eval/long-brackets $TRUTH "$TMP/words.tsv" | sed -n '1s/ of .*//p')
 [ "${n:-0}" -ge 14 ] && ok || bad "--word-timestamps brackets ${n:-no} of 16 sentences"
 grep -q '16 of 16 sentences bracketed, 0 of 16 segments misplaced' $MODEL/README.md && ok ||
     bad "the model card does not record 16 of 16 sentences bracketed, 0 misplaced"

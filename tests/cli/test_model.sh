@@ -77,7 +77,7 @@ if [ -z "${HARK_SANITIZED:-}" ]; then baselines; else skip "baseline regressions
 # audio without speech transcribes to nothing (the model's <|nospeech|> probability above
 # the threshold, or nothing but timestamps): 5 s of white, pink and brown noise at -20 dB,
 # a 120 Hz mains hum and digital silence, as sox effects in tests/data/nospeech.txt (also
-# read by scripts/eval-candidate; sox -R: its noise seeded the same every time; -D: no
+# read by scripts/eval/eval-candidate; sox -R: its noise seeded the same every time; -D: no
 # dither). The step-54000 model made sentences of all but silence.
 while read -r kind; do
     sox -R -D -n -r 16000 -c 1 -b 16 "$TMP/nospeech.wav" $kind
