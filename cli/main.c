@@ -310,7 +310,7 @@ hark_model *cli_load_model(const cli_options *o)
     if (o->model && !strchr(o->model, '/') && access(path, F_OK) != 0 &&
         openai_checkpoint(o, o->model, pt, sizeof pt)) {
         fprintf(stderr, "hark: %s: no such model here, but %s is openai-whisper's checkpoint "
-                        "of it: scripts/openai-pt-to-ggml converts it (see README.md, Models)\n",
+                        "of it: scripts/convert/openai-pt-to-ggml converts it (see README.md, Models)\n",
                 o->model, pt);
         return NULL;
     }

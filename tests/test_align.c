@@ -1,5 +1,5 @@
 /* Word timing and probabilities against openai's find_alignment, recomputed in
- * PyTorch on the random test model (scripts/make_test_model.py -> ref_words.json). */
+ * PyTorch on the random test model (scripts/reference/make_test_model.py -> ref_words.json). */
 #include <cJSON.h>
 
 #include "check.h"

@@ -2,7 +2,7 @@
  * with the default model (greedy, no timestamps, no prompt), and hark's beam
  * search is openai's BeamSearchDecoder on the first window of every sample
  * and each later window wholly inside it (5 beams, timestamps), and on the
- * first without timestamps: the reference comes from scripts/golden_reference.py. */
+ * first without timestamps: the reference comes from scripts/reference/golden_reference.py. */
 #include <cJSON.h>
 #include <math.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * model: the same segments and tokens (so the same windows: the next one starts
  * after the last word), the same words, the same segment and word times, and
  * word probabilities from the alignment pass within 0.1 %.  The reference is
- * PyTorch's (scripts/word_reference.py -> tests/golden/torch_words.json).  A word
+ * PyTorch's (scripts/reference/word-reference -> tests/golden/torch_words.json).  A word
  * boundary may land one 20 ms frame apart where DTW meets a near-tie that fp16
  * weights in a different order of sums decide: at most 4 such, counted. */
 #include <cJSON.h>

@@ -1,4 +1,4 @@
-/* hark against the PyTorch reference (scripts/make_test_model.py) on the
+/* hark against the PyTorch reference (scripts/reference/make_test_model.py) on the
  * small random model, in all four files: HF f32/f16 and ggml f32/f16. */
 #include <cJSON.h>
 

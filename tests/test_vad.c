@@ -1,5 +1,5 @@
 /* Voice activity detection: Silero VAD's probabilities against onnxruntime's
- * (scripts/vad-reference.js, tests/data/vad/), with f32 and with whisper.cpp's
+ * (scripts/reference/vad-reference.js, tests/data/vad/), with f32 and with whisper.cpp's
  * f16 convolutions; the VAD file's loader on damaged files; whisper.cpp's speech
  * spans on hand-made probabilities; the joined speech and its time map. */
 #include <math.h>

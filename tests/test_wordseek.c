@@ -1,4 +1,4 @@
-/* openai's word-timestamp rules against scripts/word_rules_reference.py
+/* openai's word-timestamp rules against scripts/reference/word_rules_reference.py
  * (tests/data/word_rules.json): segment bounds fitted to their words
  * (hark_fit_segment_bounds), and where the next window starts, with and
  * without a hallucination silence threshold (hark_word_seek). */

@@ -3,7 +3,7 @@
  * before it (zeros before the first), as silero-vad's own wrapper feeds its
  * model, and the LSTM's state runs through the whole file.  whisper.cpp instead
  * reflects each chunk's edges; hark follows the model's authors, whose ONNX
- * file through onnxruntime is the reference (scripts/vad-reference.js).
+ * file through onnxruntime is the reference (scripts/reference/vad-reference.js).
  *
  * Per chunk: a 256-point STFT (the file's basis, a conv of stride 128 over the
  * 576 samples reflected 64 more on the right: 4 frames of 129 magnitudes),

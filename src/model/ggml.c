@@ -213,7 +213,7 @@ static int load(hark_model *m, const char *path, int need_tensors, hark_error *e
     if ((uint32_t)magic == ZIP_MAGIC) /* torch.save's format: openai-whisper's .pt files */
         return hark_fail(e, HARK_ERR_FORMAT, "%s: a zip archive, as PyTorch checkpoints are "
                          "(openai-whisper's .pt), not a whisper.cpp ggml file: "
-                         "scripts/openai-pt-to-ggml converts one", path);
+                         "scripts/convert/openai-pt-to-ggml converts one", path);
     if ((uint32_t)magic != GGML_MAGIC)
         return hark_fail(e, HARK_ERR_FORMAT, "%s: bad magic 0x%08x (not a whisper.cpp ggml file)",
                          path, (uint32_t)magic);

@@ -112,7 +112,7 @@ static int open_shards(hf_source *s, const char *dir, hark_error *e)
         if (exists(dir, "pytorch_model.bin") || exists(dir, "pytorch_model.bin.index.json"))
             return hark_fail(e, HARK_ERR_FORMAT,
                              "%s: no model.safetensors, only pytorch_model.bin (a pickle, which "
-                             "hark does not read): convert it with scripts/pt-to-safetensors", dir);
+                             "hark does not read): convert it with scripts/convert/pt-to-safetensors", dir);
         return hark_fail(e, HARK_ERR_FORMAT, "%s: no model.safetensors", dir);
     }
     int rc = read_json(dir, "model.safetensors.index.json", 0, &idx, e);

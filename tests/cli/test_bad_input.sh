@@ -142,14 +142,14 @@ expect_eq "a 256 MB stream is read" "$rc $(cat $T/err)" "0 "
 hfdir
 expect_error "hark: $T/hf: no model.safetensors" -m $T/hf $CLIP
 echo "not read" >$T/hf/pytorch_model.bin
-expect_error "hark: $T/hf: no model.safetensors, only pytorch_model.bin (a pickle, which hark does not read): convert it with scripts/pt-to-safetensors" -m $T/hf $CLIP
+expect_error "hark: $T/hf: no model.safetensors, only pytorch_model.bin (a pickle, which hark does not read): convert it with scripts/convert/pt-to-safetensors" -m $T/hf $CLIP
 
 # ---- ggml files
 { printf 'lmgx'; tail -c +5 $G; } >$T/magic.bin
 expect_error "hark: $T/magic.bin: bad magic 0x78676d6c (not a whisper.cpp ggml file)" -m $T/magic.bin $CLIP
 # a zip archive, as torch.save writes openai-whisper's .pt checkpoints: said so, with the way
 { printf 'PK\003\004'; head -c 60 /dev/zero; } >$T/base.en.pt
-expect_error "hark: $T/base.en.pt: a zip archive, as PyTorch checkpoints are (openai-whisper's .pt), not a whisper.cpp ggml file: scripts/openai-pt-to-ggml converts one" \
+expect_error "hark: $T/base.en.pt: a zip archive, as PyTorch checkpoints are (openai-whisper's .pt), not a whisper.cpp ggml file: scripts/convert/openai-pt-to-ggml converts one" \
     -m $T/base.en.pt $CLIP
 head -c $(($(wc -c <$G) - 1000)) $G >$T/cut.bin
 expect_error "hark: $T/cut.bin: truncated in tensor decoder.blocks.1.mlp_ln.weight" -m $T/cut.bin $CLIP

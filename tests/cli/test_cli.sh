@@ -289,11 +289,11 @@ ln -s "$PWD/$M/model-f32.bin" "$TMP/md/ggml-tiny.en.bin"
 "$HARK" -q -m hf-f32 --model-dir $M -f json $CLIP | cmp -s - <("$HARK" -q -m $M/hf-f32 -f json $CLIP) && ok ||
     bad "--model-dir: a directory NAME"
 touch "$TMP/md/base.en.pt" "$TMP/home/.cache/whisper/small.en.pt" "$TMP/xdg/whisper/medium.pt"
-expect_error "hark: base.en: no such model here, but $TMP/md/base.en.pt is openai-whisper's checkpoint of it: scripts/openai-pt-to-ggml converts it (see README.md, Models)" \
+expect_error "hark: base.en: no such model here, but $TMP/md/base.en.pt is openai-whisper's checkpoint of it: scripts/convert/openai-pt-to-ggml converts it (see README.md, Models)" \
     -m base.en --model-dir "$TMP/md" $CLIP
-XDG_CACHE_HOME= HOME="$TMP/home" expect_error "hark: small.en: no such model here, but $TMP/home/.cache/whisper/small.en.pt is openai-whisper's checkpoint of it: scripts/openai-pt-to-ggml converts it (see README.md, Models)" \
+XDG_CACHE_HOME= HOME="$TMP/home" expect_error "hark: small.en: no such model here, but $TMP/home/.cache/whisper/small.en.pt is openai-whisper's checkpoint of it: scripts/convert/openai-pt-to-ggml converts it (see README.md, Models)" \
     -m small.en $CLIP
-XDG_CACHE_HOME="$TMP/xdg" expect_error "hark: medium: no such model here, but $TMP/xdg/whisper/medium.pt is openai-whisper's checkpoint of it: scripts/openai-pt-to-ggml converts it (see README.md, Models)" \
+XDG_CACHE_HOME="$TMP/xdg" expect_error "hark: medium: no such model here, but $TMP/xdg/whisper/medium.pt is openai-whisper's checkpoint of it: scripts/convert/openai-pt-to-ggml converts it (see README.md, Models)" \
     -m medium $CLIP
 # -v: openai's "Detected language: English" before the first segment of a detected
 # language, none when -l names it
