@@ -481,7 +481,7 @@ static int write_outputs(batch *b, hark_context *ctx, const item *it)
     }
     for (int f = 0; f < b->n_fmt && !rc; f++) {
         out_path(b, it, b->fmt[f], path, sizeof path);
-        rc = hark_write_output(ctx, b->fmt[f], path, err, sizeof err);
+        rc = hark_write_output(ctx, b->fmt[f], &b->o->layout, path, err, sizeof err);
     }
     writes_end();
     if (rc)
@@ -493,7 +493,7 @@ static int format_outputs(batch *b, hark_context *ctx, item *it)
 {
     size_t len = 0;
     for (int f = 0; f < b->n_fmt; f++) {
-        char *s = hark_format_output(ctx, b->fmt[f]), *t;
+        char *s = hark_format_output(ctx, b->fmt[f], &b->o->layout), *t;
         if (!s || !(t = realloc(it->text, len + strlen(s) + 1))) {
             free(s);
             return 0;
@@ -627,14 +627,14 @@ static int run(batch *b)
     int n = b->o->jobs < (int)b->n ? b->o->jobs : (int)b->n, made = 0;
     worker_arg *w = calloc((size_t)n, sizeof *w);
     hark_params params = b->o->params;
-    params.vad = vad;
+    params.vad.model = vad;
     if (b->stream_txt || b->o->verbose)
-        params.on_segment = print_segment;
+        params.callbacks.on_segment = print_segment;
     for (; w && made < n; made++) {
         w[made].b = b;
-        params.on_segment_user = &w[made];
-        params.on_progress = b->bar ? window_done : NULL;
-        params.on_progress_user = &w[made];
+        params.callbacks.on_segment_user = &w[made];
+        params.callbacks.on_progress = b->bar ? window_done : NULL;
+        params.callbacks.on_progress_user = &w[made];
         if (!(w[made].ctx = hark_context_new(model, &params)))
             break;
     }

@@ -28,6 +28,7 @@ typedef struct cli_options {
     int vad;                /* --vad: transcribe the speech Silero VAD finds    */
     const char *vad_model;  /* --vad-model; NULL: models/silero-vad/'s          */
     hark_params params;     /* decoding options, threads per job                */
+    hark_output_params layout; /* srt/vtt cues from the words                   */
 } cli_options;
 
 /* whisper.cpp's offset and duration in milliseconds (0: to the end) as openai's

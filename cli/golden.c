@@ -337,7 +337,7 @@ static double now_seconds(void)
  * a golden file is usually made from. */
 static char *hypothesis_of(const hark_context *ctx)
 {
-    char *t = hark_format_output(ctx, "txt");
+    char *t = hark_format_output(ctx, "txt", NULL);
     if (!t)
         return dup_str("");
     for (char *p = t; *p; p++)
@@ -385,7 +385,7 @@ static int run_cases(const test_options *o, test_run *run)
     hark_model *model = cli_load_models(&o->cli, &vad);
     if (!model)
         return -1;
-    params.vad = vad;
+    params.vad.model = vad;
     hark_context *ctx = hark_context_new(model, &params);
     if (!ctx) {
         fprintf(stderr, "hark: test: cannot create a transcription context\n");

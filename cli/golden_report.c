@@ -88,35 +88,35 @@ static cJSON *options_json(const test_options *o)
     add_string(j, "language", p->language);
     add_string(j, "task", p->translate ? "translate" : "transcribe");
     cJSON_AddNumberToObject(j, "threads", p->n_threads);
-    cJSON_AddNumberToObject(j, "beam_size", p->beam_size);
-    cJSON_AddNumberToObject(j, "best_of", p->best_of);
-    cJSON_AddNumberToObject(j, "patience", p->patience);
-    cJSON_AddNumberToObject(j, "length_penalty", p->length_penalty);
-    for (int i = 0; i < p->n_temperatures; i++)
-        cJSON_AddItemToArray(temps, cJSON_CreateNumber(p->temperatures[i]));
+    cJSON_AddNumberToObject(j, "beam_size", p->search.beam_size);
+    cJSON_AddNumberToObject(j, "best_of", p->search.best_of);
+    cJSON_AddNumberToObject(j, "patience", p->search.patience);
+    cJSON_AddNumberToObject(j, "length_penalty", p->search.length_penalty);
+    for (int i = 0; i < p->fallback.n_temperatures; i++)
+        cJSON_AddItemToArray(temps, cJSON_CreateNumber(p->fallback.temperatures[i]));
     cJSON_AddItemToObject(j, "temperature", temps);
-    cJSON_AddNumberToObject(j, "compression_ratio_threshold", p->compression_ratio_threshold);
-    cJSON_AddNumberToObject(j, "logprob_threshold", p->logprob_threshold);
-    cJSON_AddNumberToObject(j, "no_speech_threshold", p->no_speech_threshold);
-    cJSON_AddBoolToObject(j, "condition_on_previous_text", p->condition_on_previous_text);
+    cJSON_AddNumberToObject(j, "compression_ratio_threshold", p->fallback.compression_ratio_threshold);
+    cJSON_AddNumberToObject(j, "logprob_threshold", p->fallback.logprob_threshold);
+    cJSON_AddNumberToObject(j, "no_speech_threshold", p->fallback.no_speech_threshold);
+    cJSON_AddBoolToObject(j, "condition_on_previous_text", p->prompt.condition_on_previous_text);
     cJSON_AddBoolToObject(j, "timestamps", p->timestamps);
     /* timed words move the windows (openai's seek after the last word), so the text */
-    cJSON_AddBoolToObject(j, "word_timestamps", p->word_timestamps);
+    cJSON_AddBoolToObject(j, "word_timestamps", p->words.enabled);
     add_limit(j, "hallucination_silence_threshold",
-              p->hallucination_silence_threshold > 0 ? p->hallucination_silence_threshold : -1);
+              p->words.hallucination_silence_threshold > 0 ? p->words.hallucination_silence_threshold : -1);
     /* merged marks take their neighbour's timing: with timed words, the seek */
     add_string(j, "prepend_punctuations",
-               p->prepend_punctuations ? p->prepend_punctuations : HARK_PREPEND_PUNCTUATIONS);
+               p->words.prepend_punctuations ? p->words.prepend_punctuations : HARK_PREPEND_PUNCTUATIONS);
     add_string(j, "append_punctuations",
-               p->append_punctuations ? p->append_punctuations : HARK_APPEND_PUNCTUATIONS);
-    add_string(j, "initial_prompt", p->initial_prompt);
-    cJSON_AddBoolToObject(j, "carry_initial_prompt", p->carry_initial_prompt);
+               p->words.append_punctuations ? p->words.append_punctuations : HARK_APPEND_PUNCTUATIONS);
+    add_string(j, "initial_prompt", p->prompt.initial);
+    cJSON_AddBoolToObject(j, "carry_initial_prompt", p->prompt.carry_initial);
     cJSON *sup = cJSON_AddArrayToObject(j, "suppress_tokens");
-    for (int i = 0; sup && i < p->n_suppress_tokens; i++)
-        cJSON_AddItemToArray(sup, cJSON_CreateNumber(p->suppress_tokens[i]));
-    if (sup && p->n_suppress_tokens == 0)
+    for (int i = 0; sup && i < p->suppress.n_tokens; i++)
+        cJSON_AddItemToArray(sup, cJSON_CreateNumber(p->suppress.tokens[i]));
+    if (sup && p->suppress.n_tokens == 0)
         cJSON_AddItemToArray(sup, cJSON_CreateNumber(-1));
-    cJSON_AddNumberToObject(j, "seed", (double)p->seed);
+    cJSON_AddNumberToObject(j, "seed", (double)p->search.seed);
     return j;
 }
 

@@ -365,14 +365,14 @@ static int parse_floats(const char *list, float *v, int max, int *n, float lo, f
 static int suppress_non_speech(cli_options *o)
 {
     hark_params *p = &o->params;
-    for (int i = 0; i < p->n_suppress_tokens && o->suppress_nst; i++)
-        if (p->suppress_tokens[i] == -1)
+    for (int i = 0; i < p->suppress.n_tokens && o->suppress_nst; i++)
+        if (p->suppress.tokens[i] == -1)
             return 0;
-    if (!o->suppress_nst || p->n_suppress_tokens == 0) /* none given: -1 is the default */
+    if (!o->suppress_nst || p->suppress.n_tokens == 0) /* none given: -1 is the default */
         return 0;
-    if (p->n_suppress_tokens == HARK_MAX_SUPPRESS_TOKENS)
+    if (p->suppress.n_tokens == HARK_MAX_SUPPRESS_TOKENS)
         return -1;
-    p->suppress_tokens[p->n_suppress_tokens++] = -1;
+    p->suppress.tokens[p->suppress.n_tokens++] = -1;
     return 0;
 }
 
@@ -413,9 +413,9 @@ int cli_temperature_ladder(hark_params *p, double start, double increment)
     double delta = (start + increment) - start, n = ceil((1.0 + 1e-6 - start) / increment);
     if (n < 1 || n > HARK_MAX_TEMPERATURES)
         return -1;
-    p->n_temperatures = (int)n;
-    for (int i = 0; i < p->n_temperatures; i++)
-        p->temperatures[i] = (float)(start + i * delta);
+    p->fallback.n_temperatures = (int)n;
+    for (int i = 0; i < p->fallback.n_temperatures; i++)
+        p->fallback.temperatures[i] = (float)(start + i * delta);
     return 0;
 }
 
@@ -469,18 +469,18 @@ static int parse_search_option(cli_options *o, const char *name, const char *v)
     hark_params *p = &o->params;
     char *end;
     if (!strcmp(name, "--beam-size"))
-        return cli_int_arg(v, 1, 64, &p->beam_size);
+        return cli_int_arg(v, 1, 64, &p->search.beam_size);
     if (!strcmp(name, "--best-of"))
-        return cli_int_arg(v, 1, 64, &p->best_of);
+        return cli_int_arg(v, 1, 64, &p->search.best_of);
     if (!strcmp(name, "--patience"))
-        return float_arg(v, &p->patience) || p->patience <= 0 ? -1 : 0;
+        return float_arg(v, &p->search.patience) || p->search.patience <= 0 ? -1 : 0;
     if (!strcmp(name, "--length-penalty"))
-        return float_arg(v, &p->length_penalty) || p->length_penalty < 0 ? -1 : 0;
+        return float_arg(v, &p->search.length_penalty) || p->search.length_penalty < 0 ? -1 : 0;
     if (!strcmp(name, "--temperature")) {
-        if (parse_floats(v, p->temperatures, HARK_MAX_TEMPERATURES, &p->n_temperatures, 0, 10))
+        if (parse_floats(v, p->fallback.temperatures, HARK_MAX_TEMPERATURES, &p->fallback.n_temperatures, 0, 10))
             return -1;
         o->temperature_start = strtod(v, NULL); /* a double, as Python's */
-        o->temperatures_given = p->n_temperatures;
+        o->temperatures_given = p->fallback.n_temperatures;
         return temperature_ladder(o);
     }
     if (!strcmp(name, "--temperature-increment-on-fallback")) {
@@ -488,7 +488,7 @@ static int parse_search_option(cli_options *o, const char *name, const char *v)
         return !*v || *end || !(o->temperature_increment > 0) ? -1 : temperature_ladder(o);
     }
     if (!strcmp(name, "--suppress-tokens"))
-        return parse_ints(v, p->suppress_tokens, HARK_MAX_SUPPRESS_TOKENS, &p->n_suppress_tokens,
+        return parse_ints(v, p->suppress.tokens, HARK_MAX_SUPPRESS_TOKENS, &p->suppress.n_tokens,
                           -1, 10000000) ? -1 : suppress_non_speech(o);
     if (!strcmp(name, "--suppress-regex")) {
         char why[256];
@@ -497,11 +497,11 @@ static int parse_search_option(cli_options *o, const char *name, const char *v)
                     why);
             return -2;
         }
-        p->suppress_regex = v;
+        p->suppress.regex = v;
         return 0;
     }
     if (!strcmp(name, "--seed")) {
-        p->seed = strtoull(v, &end, 10);
+        p->search.seed = strtoull(v, &end, 10);
         return *v && !*end ? 0 : -1;
     }
     return 1;
@@ -511,16 +511,16 @@ static int parse_search_option(cli_options *o, const char *name, const char *v)
 static int parse_window_option(hark_params *p, const char *name, const char *v)
 {
     if (!strcmp(name, "--compression-ratio-threshold"))
-        return float_arg(v, &p->compression_ratio_threshold);
+        return float_arg(v, &p->fallback.compression_ratio_threshold);
     if (!strcmp(name, "--logprob-threshold"))
-        return float_arg(v, &p->logprob_threshold);
+        return float_arg(v, &p->fallback.logprob_threshold);
     if (!strcmp(name, "--no-speech-threshold"))
-        return float_arg(v, &p->no_speech_threshold);
+        return float_arg(v, &p->fallback.no_speech_threshold);
     if (!strcmp(name, "--clip-timestamps"))
         return parse_floats(v, p->clip_timestamps, HARK_MAX_CLIP_TIMESTAMPS, &p->n_clip_timestamps,
                             0, 1e7f);
     if (!strcmp(name, "--initial-prompt"))
-        p->initial_prompt = v;
+        p->prompt.initial = v;
     else
         return 1;
     return 0;
@@ -528,26 +528,27 @@ static int parse_window_option(hark_params *p, const char *name, const char *v)
 
 /* Options read from the words' timing (each implies --word-timestamps): as
  * parse_search_option. */
-static int parse_word_option(hark_params *p, const char *name, const char *v)
+static int parse_word_option(cli_options *o, const char *name, const char *v)
 {
+    hark_params *p = &o->params;
     int is_layout = !strcmp(name, "--max-line-width") || !strcmp(name, "--max-line-count") ||
                     !strcmp(name, "--max-words-per-line");
     int is_max_len = !strcmp(name, "--max-len") || !strcmp(name, "-ml");
     if (is_layout || is_max_len || !strcmp(name, "--hallucination-silence-threshold"))
-        p->word_timestamps = 1;
+        p->words.enabled = 1;
     if (is_max_len)
         return cli_int_arg(v, 1, 100000, &p->max_len);
     if (is_layout)
-        return cli_int_arg(v, 1, 100000, !strcmp(name, "--max-line-width")   ? &p->max_line_width
-                                     : !strcmp(name, "--max-line-count") ? &p->max_line_count
-                                                                          : &p->max_words_per_line);
+        return cli_int_arg(v, 1, 100000, !strcmp(name, "--max-line-width")   ? &o->layout.max_line_width
+                                     : !strcmp(name, "--max-line-count") ? &o->layout.max_line_count
+                                                                          : &o->layout.max_words_per_line);
     if (!strcmp(name, "--hallucination-silence-threshold"))
-        return float_arg(v, &p->hallucination_silence_threshold) ||
-               !(p->hallucination_silence_threshold > 0) ? -1 : 0;
+        return float_arg(v, &p->words.hallucination_silence_threshold) ||
+               !(p->words.hallucination_silence_threshold > 0) ? -1 : 0;
     if (!strcmp(name, "--prepend-punctuations"))
-        p->prepend_punctuations = v;
+        p->words.prepend_punctuations = v;
     else if (!strcmp(name, "--append-punctuations"))
-        p->append_punctuations = v;
+        p->words.append_punctuations = v;
     else
         return 1;
     return 0;
@@ -566,14 +567,14 @@ int cli_parse_vad_option(cli_options *o, const char *name, const char *v)
         k++;
     switch (k) {
     case 0: o->vad_model = v, o->vad = 1; return 0;
-    case 1: return float_arg(v, &p->vad_threshold) || !(p->vad_threshold > 0 &&
-                                                        p->vad_threshold < 1) ? -1 : 0;
-    case 2: return cli_int_arg(v, 0, 3600000, &p->vad_min_speech_ms);
-    case 3: return cli_int_arg(v, 0, 3600000, &p->vad_min_silence_ms);
-    case 4: return float_arg(v, &p->vad_max_speech_s) || !(p->vad_max_speech_s >= 0) ? -1 : 0;
-    case 5: return cli_int_arg(v, 0, 3600000, &p->vad_speech_pad_ms);
-    case 6: return float_arg(v, &p->vad_samples_overlap) || !(p->vad_samples_overlap >= 0 &&
-                                                              p->vad_samples_overlap <= 10) ? -1 : 0;
+    case 1: return float_arg(v, &p->vad.threshold) || !(p->vad.threshold > 0 &&
+                                                        p->vad.threshold < 1) ? -1 : 0;
+    case 2: return cli_int_arg(v, 0, 3600000, &p->vad.min_speech_ms);
+    case 3: return cli_int_arg(v, 0, 3600000, &p->vad.min_silence_ms);
+    case 4: return float_arg(v, &p->vad.max_speech_s) || !(p->vad.max_speech_s >= 0) ? -1 : 0;
+    case 5: return cli_int_arg(v, 0, 3600000, &p->vad.speech_pad_ms);
+    case 6: return float_arg(v, &p->vad.samples_overlap) || !(p->vad.samples_overlap >= 0 &&
+                                                              p->vad.samples_overlap <= 10) ? -1 : 0;
     default: return 1;
     }
 }
@@ -618,7 +619,7 @@ static int parse_valued(cli_options *o, const char *name, const char *v)
                (rc = cli_parse_vad_option(o, name, v)) != 1)
         return rc;
     else
-        return parse_word_option(p, name, v);
+        return parse_word_option(o, name, v);
     return 0;
 }
 
@@ -638,13 +639,13 @@ static int parse_switch(cli_options *o, const char *a, const char *next, int *to
     int v = bool_value(next), on = v != 0;
     *took = v >= 0;
     if (!strcmp(a, "--word-timestamps"))
-        p->word_timestamps = on;
+        p->words.enabled = on;
     else if (!strcmp(a, "--highlight-words"))
-        p->highlight_words = on, p->word_timestamps |= on; /* needs the word timing */
+        o->layout.highlight_words = on, p->words.enabled |= on; /* needs the word timing */
     else if (!strcmp(a, "--condition-on-previous-text"))
-        p->condition_on_previous_text = on;
+        p->prompt.condition_on_previous_text = on;
     else if (!strcmp(a, "--carry-initial-prompt"))
-        p->carry_initial_prompt = on;
+        p->prompt.carry_initial = on;
     else if (strcmp(a, "--fp16")) {
         *took = 0;
         return 0;
@@ -658,7 +659,7 @@ static int parse_flag(cli_options *o, const char *a)
     if (!strcmp(a, "--no-timestamps"))
         p->timestamps = 0;
     else if (!strcmp(a, "--no-condition-on-previous-text"))
-        p->condition_on_previous_text = 0;
+        p->prompt.condition_on_previous_text = 0;
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
         o->quiet = 1;
     else if (!strcmp(a, "--vad"))

@@ -155,8 +155,8 @@ static int transcribe(const server *s, int fd, const http_request *r)
         respond_error(fd, 500, "cannot store the upload in the temporary directory");
         return 500;
     }
-    p.should_abort = stop_transcribing;
-    p.should_abort_user = &fd;
+    p.callbacks.should_abort = stop_transcribing;
+    p.callbacks.should_abort_user = &fd;
     hark_context *ctx = hark_context_new(s->model, &p);
     int rc = ctx ? hark_transcribe_file(ctx, path) : HARK_ERR_NOMEM;
     unlink(path);
@@ -171,7 +171,7 @@ static int transcribe(const server *s, int fd, const http_request *r)
         respond_error(fd, status, ctx ? msg : "out of memory");
     } else {
         const char *type;
-        char *body = serve_render(ctx, q.format, &p, &type);
+        char *body = serve_render(ctx, q.format, &p, &s->o.layout, &type);
         if (body)
             http_respond(fd, 200, type, body, strlen(body));
         else
@@ -562,7 +562,7 @@ int cli_serve_main(int argc, char **argv)
     s.listener = -1;
     if ((s.model = cli_load_models(&s.o, &vad))) {
         s.params = s.o.params;
-        s.params.vad = vad;
+        s.params.vad.model = vad;
         s.listener = listen_on(&s);
         http_always_send(s.cors);
     }

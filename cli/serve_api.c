@@ -63,8 +63,8 @@ static const char *temperatures(const http_request *r, request_options *q, hark_
         (has_inc = number_field(r, "temperature_inc", 0, 1, 0, &inc, q)) < 0)
         return q->why;
     if (has_inc && inc == 0) {
-        p->n_temperatures = 1;
-        p->temperatures[0] = (float)t;
+        p->fallback.n_temperatures = 1;
+        p->fallback.temperatures[0] = (float)t;
     } else if ((has_inc || t > 0) && cli_temperature_ladder(p, t, has_inc ? inc : 0.2)) {
         return "temperature_inc: more than 16 temperatures from temperature to 1";
     }
@@ -92,23 +92,23 @@ static const char *whispercpp_fields(const http_request *r, request_options *q, 
     int flag, rc;
     if ((rc = number_field(r, "beam_size", -1, 64, 1, &beam, q)) < 0)
         return q->why;
-    p->beam_size = rc ? (beam > 1 ? (int)beam : 1) : p->beam_size;
+    p->search.beam_size = rc ? (beam > 1 ? (int)beam : 1) : p->search.beam_size;
     if ((rc = number_field(r, "best_of", 1, 64, 1, &best_of, q)) < 0)
         return q->why;
-    p->best_of = rc ? (int)best_of : p->best_of;
+    p->search.best_of = rc ? (int)best_of : p->search.best_of;
     if ((rc = bool_field(r, "no_timestamps", &flag, q)) < 0)
         return q->why;
     p->timestamps = rc ? !flag : p->timestamps;
     if ((rc = number_field(r, "max_len", 0, 100000, 1, &max_len, q)) < 0)
         return q->why;
     if (rc && max_len > 0)
-        p->max_len = (int)max_len, p->word_timestamps = 1;
+        p->max_len = (int)max_len, p->words.enabled = 1;
     if ((rc = bool_field(r, "diarize", &flag, q)) < 0)
         return q->why;
     p->diarize = rc ? flag : p->diarize;
     if ((rc = number_field(r, "logprob_thold", -1e6, 0, 0, &logprob, q)) < 0)
         return q->why;
-    p->logprob_threshold = rc ? (float)logprob : p->logprob_threshold;
+    p->fallback.logprob_threshold = rc ? (float)logprob : p->fallback.logprob_threshold;
     return offset_and_duration(r, q, p);
 }
 
@@ -122,7 +122,7 @@ const char *serve_request_options(const http_request *r, request_options *q, har
     if (text_field(r, "language", q->language, sizeof q->language) && *q->language)
         p->language = q->language;
     if (text_field(r, "prompt", q->prompt, sizeof q->prompt) && *q->prompt)
-        p->initial_prompt = q->prompt;
+        p->prompt.initial = q->prompt;
     int translate, rc = bool_field(r, "translate", &translate, q); /* whisper.cpp's */
     if (rc < 0)
         return q->why;
@@ -130,7 +130,7 @@ const char *serve_request_options(const http_request *r, request_options *q, har
     form_field g; /* OpenAI's SDK sends one field for each granularity */
     for (int found = http_form_field(r, "timestamp_granularities[]", &g) == 0; found;
          found = http_form_next(r, "timestamp_granularities[]", &g) == 0)
-        p->word_timestamps |= g.len == 4 && memcmp(g.data, "word", 4) == 0;
+        p->words.enabled |= g.len == 4 && memcmp(g.data, "word", 4) == 0;
     const char *bad = temperatures(r, q, p);
     return bad ? bad : whispercpp_fields(r, q, p);
 }
@@ -178,7 +178,7 @@ static char *verbose_json(const hark_context *ctx, const hark_params *p)
         }
     }
     cJSON_AddItemToObject(root, "segments", segs);
-    if (p->word_timestamps)
+    if (p->words.enabled)
         cJSON_AddItemToObject(root, "words", w);
     else
         cJSON_Delete(w);
@@ -190,7 +190,7 @@ static char *verbose_json(const hark_context *ctx, const hark_params *p)
 /* The transcript in the requested format: {"text"} for json, OpenAI's verbose_json,
  * hark's writers for the rest (malloc'd). */
 char *serve_render(const hark_context *ctx, const char *format, const hark_params *p,
-                   const char **content_type)
+                   const hark_output_params *layout, const char **content_type)
 {
     *content_type = "text/plain; charset=utf-8";
     if (strcmp(format, "verbose_json") == 0) {
@@ -216,5 +216,5 @@ char *serve_render(const hark_context *ctx, const char *format, const hark_param
         *content_type = "text/vtt; charset=utf-8";
     else if (strcmp(format, "csv") == 0)
         *content_type = "text/csv; charset=utf-8";
-    return hark_format_output(ctx, format);
+    return hark_format_output(ctx, format, layout);
 }

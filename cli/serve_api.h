@@ -18,6 +18,6 @@ const char *serve_request_options(const http_request *r, request_options *q, har
 /* The transcript as format asks (json, text, verbose_json, or a writer's), malloc'd;
  * NULL when out of memory.  *content_type: its media type. */
 char *serve_render(const hark_context *ctx, const char *format, const hark_params *p,
-                   const char **content_type);
+                   const hark_output_params *layout, const char **content_type);
 
 #endif

@@ -223,8 +223,8 @@ static int transcribe(const stream *st, const hark_model *model, hark_context **
 {
     if (!*ctx) {
         hark_params p = st->o.params;
-        p.initial_prompt = st->keep_context ? prompt : NULL;
-        p.vad = st->vad;
+        p.prompt.initial = st->keep_context ? prompt : NULL;
+        p.vad.model = st->vad;
         if (!(*ctx = hark_context_new(model, &p))) {
             fprintf(stderr, "hark: stream: out of memory\n");
             return -1;
@@ -467,7 +467,7 @@ int cli_stream_main(int argc, char **argv)
 {
     stream st = {.input = "-", .step_ms = -1, .length_ms = 10000, .keep_ms = 200};
     cli_default_options(&st.o);
-    st.o.params.beam_size = 1; /* whisper.cpp's stream: greedy */
+    st.o.params.search.beam_size = 1; /* whisper.cpp's stream: greedy */
     int rc = parse(&st, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;

@@ -57,55 +57,16 @@ typedef struct hark_vad hark_vad;
 
 typedef struct hark_params {
     int n_threads;          /* threads for the numeric kernels; default 1                 */
-    int timestamps;         /* 1 (default): timestamp tokens, segments from their pairs  */
-    int max_tokens;         /* tokens sampled per window; 0 = n_text_ctx / 2              */
     const char *language;   /* multilingual models: a code ("de") or openai's name ("German",
                              * any case), or NULL/"auto" to detect; English-only models
                              * take any and transcribe English, as openai's do */
     int translate;          /* task translate instead of transcribe (multilingual only)   */
-    /* decoding, as openai/whisper's transcribe() */
-    int beam_size;          /* beams at temperature 0; 0 or 1 = greedy (default 5)       */
-    float patience;         /* beam search patience (default 1.0)                         */
-    float length_penalty;   /* < 0: rank by sum_logprob / length; else Google NMT penalty */
-    int best_of;            /* samples drawn at temperature > 0 (default 5)               */
-    float temperatures[HARK_MAX_TEMPERATURES]; /* fallback ladder (default 0, 0.2 ... 1.0) */
-    int n_temperatures;
-    float compression_ratio_threshold; /* retry above this (default 2.4; <= 0: off)       */
-    float logprob_threshold;           /* retry below this avg_logprob (default -1.0)     */
-    float no_speech_threshold;         /* silence when P(nospeech) above it (default 0.6) */
-    int condition_on_previous_text;    /* prompt each window with the previous text (1)   */
-    const char *initial_prompt;        /* text to prompt the first window with            */
-    int carry_initial_prompt;          /* openai's: the initial prompt before every window's
-                                        * previous text, not only the first's (0)          */
-    /* openai's suppress_tokens: ids never sampled, and -1 among them for the model's own
-     * list (generation_config's, else openai's non-speech symbols); none (0): that list */
-    int suppress_tokens[HARK_MAX_SUPPRESS_TOKENS];
-    int n_suppress_tokens;
-    /* whisper.cpp's suppress_regex: text tokens whose whole text (its leading space
-     * included) matches this POSIX extended regular expression are never sampled,
-     * e.g. " ?[0-9]+" for tokens of digits (NULL or "": none) */
-    const char *suppress_regex;
-    unsigned long long seed;           /* sampling generator seed (default 0)             */
+    int timestamps;         /* 1 (default): timestamp tokens, segments from their pairs  */
     /* openai's clip_timestamps: start,end,start,end... seconds to transcribe (an odd
      * count: the last clip runs to the end); none: the whole file */
     float clip_timestamps[HARK_MAX_CLIP_TIMESTAMPS];
     int n_clip_timestamps;
-    int word_timestamps;               /* word-level timing from cross-attention DTW      */
-    /* with word_timestamps, openai's hallucination_silence_threshold: segments of
-     * improbable, very short or very long words with at least this many seconds of
-     * silence around them are dropped and skipped (0: off) */
-    float hallucination_silence_threshold;
-    /* with word_timestamps, openai's prepend_punctuations / append_punctuations: a word
-     * that is one of the first (a substring test, as Python's `in`) joins the next word,
-     * one of the second the previous; NULL: openai's defaults, below */
-    const char *prepend_punctuations;
-    const char *append_punctuations;
-    int highlight_words;               /* srt/vtt: a cue per word, the word underlined     */
-    /* srt/vtt cues laid out from the words, as openai's options (0: not set) */
-    int max_line_width;                /* characters a line                               */
-    int max_line_count;                /* lines a cue (with max_line_width)               */
-    int max_words_per_line;            /* words a cue (without max_line_width)            */
-    /* whisper.cpp's max_len with split_on_word: with word_timestamps, each segment cut
+    /* whisper.cpp's max_len with split_on_word: with words.enabled, each segment cut
      * between its words into segments of at most this many characters (a longer word
      * alone; 1: a word a segment), in every output (0: off) */
     int max_len;
@@ -113,32 +74,102 @@ typedef struct hark_params {
      * speaker is the channel louder over it by 10 % (two parties recorded a channel each);
      * the writers label segments with it (0) */
     int diarize;
+
+    /* how each window's tokens are chosen, as openai/whisper's DecodingOptions */
+    struct {
+        int beam_size;        /* beams at temperature 0; 0 or 1 = greedy (default 5)       */
+        float patience;       /* beam search patience (default 1.0)                         */
+        float length_penalty; /* < 0: rank by sum_logprob / length; else Google NMT penalty */
+        int best_of;          /* samples drawn at temperature > 0 (default 5)               */
+        unsigned long long seed; /* sampling generator seed (default 0)                     */
+        int max_tokens;       /* tokens sampled per window; 0 = n_text_ctx / 2              */
+    } search;
+
+    /* tokens never sampled */
+    struct {
+        /* openai's suppress_tokens: ids, and -1 among them for the model's own list
+         * (generation_config's, else openai's non-speech symbols); none (0): that list */
+        int tokens[HARK_MAX_SUPPRESS_TOKENS];
+        int n_tokens;
+        /* whisper.cpp's suppress_regex: text tokens whose whole text (its leading space
+         * included) matches this POSIX extended regular expression, e.g. " ?[0-9]+" for
+         * tokens of digits (NULL or "": none) */
+        const char *regex;
+    } suppress;
+
+    /* openai's temperature fallback: a window is decoded again at the next temperature
+     * when its text is too repetitive or too unlikely, unless it is silence */
+    struct {
+        float temperatures[HARK_MAX_TEMPERATURES]; /* the ladder (default 0, 0.2 ... 1.0) */
+        int n_temperatures;
+        float compression_ratio_threshold; /* retry above this (default 2.4; <= 0: off)   */
+        float logprob_threshold;           /* retry below this avg_logprob (default -1.0) */
+        float no_speech_threshold;         /* silence when P(nospeech) above it (0.6)     */
+    } fallback;
+
+    /* what each window is prompted with */
+    struct {
+        int condition_on_previous_text; /* the previous text (default 1)                */
+        const char *initial;            /* openai's initial_prompt, for the first window */
+        int carry_initial;              /* openai's carry_initial_prompt: the initial prompt
+                                         * before every window's previous text (0)       */
+    } prompt;
+
+    /* word-level timing from the cross-attention of the alignment heads (DTW) */
+    struct {
+        int enabled;                     /* openai's word_timestamps (0)                  */
+        /* openai's hallucination_silence_threshold: segments of improbable, very short
+         * or very long words with at least this many seconds of silence around them are
+         * dropped and skipped (0: off) */
+        float hallucination_silence_threshold;
+        /* openai's prepend_punctuations / append_punctuations: a word that is one of the
+         * first (a substring test, as Python's `in`) joins the next word, one of the
+         * second the previous; NULL: openai's defaults */
+        const char *prepend_punctuations;
+        const char *append_punctuations;
+    } words;
+
     /* whisper.cpp's --vad: a Silero VAD model (hark_vad_load) finds the speech first, only
      * the speech is transcribed (its spans joined by 0.1 s of silence) and the times are
-     * the file's; NULL: off.  Incompatible with clip timestamps.  Its settings, as
-     * whisper.cpp's vad_params: */
-    const hark_vad *vad;
-    float vad_threshold;       /* speech at or above this probability (default 0.5)      */
-    int vad_min_speech_ms;     /* shorter speech is dropped (default 250)                */
-    int vad_min_silence_ms;    /* silence that ends a span (default 100)                 */
-    float vad_max_speech_s;    /* longer spans are split (default 0: no limit)           */
-    int vad_speech_pad_ms;     /* each span widened by this (default 30)                 */
-    float vad_samples_overlap; /* seconds kept after each span but the last (default 0.1) */
-    /* called once per segment as each window's segments become final, in order and on
-     * the transcribing thread (whisper.cpp's new_segment_callback; openai's verbose
-     * printing): the bounds in seconds and the text as hark_segment_text gives it.  The
-     * k-th call (from 0) is segment k, which the hark_segment_ getters read meanwhile */
-    void (*on_segment)(double start, double end, const char *text, void *user);
-    void *on_segment_user;
-    /* called after each window (whisper.cpp's progress_callback): seconds of the audio
-     * passed so far, of total; the last call has done == total */
-    void (*on_progress)(double done, double total, void *user);
-    void *on_progress_user;
-    /* asked before each window (whisper.cpp's abort_callback): nonzero stops, and the
-     * transcription returns HARK_ERR_ABORTED with the segments of the windows before */
-    int (*should_abort)(void *user);
-    void *should_abort_user;
+     * the file's.  Incompatible with clip timestamps.  Its settings, as whisper.cpp's
+     * vad_params: */
+    struct {
+        const hark_vad *model;  /* NULL: off                                              */
+        float threshold;        /* speech at or above this probability (default 0.5)      */
+        int min_speech_ms;      /* shorter speech is dropped (default 250)                */
+        int min_silence_ms;     /* silence that ends a span (default 100)                 */
+        float max_speech_s;     /* longer spans are split (default 0: no limit)           */
+        int speech_pad_ms;      /* each span widened by this (default 30)                 */
+        float samples_overlap;  /* seconds kept after each span but the last (default 0.1) */
+    } vad;
+
+    struct {
+        /* called once per segment as each window's segments become final, in order and
+         * on the transcribing thread (whisper.cpp's new_segment_callback; openai's verbose
+         * printing): the bounds in seconds and the text as hark_segment_text gives it.
+         * The k-th call (from 0) is segment k, which the hark_segment_ getters read */
+        void (*on_segment)(double start, double end, const char *text, void *user);
+        void *on_segment_user;
+        /* called after each window (whisper.cpp's progress_callback): seconds of the
+         * audio passed so far, of total; the last call has done == total */
+        void (*on_progress)(double done, double total, void *user);
+        void *on_progress_user;
+        /* asked before each window (whisper.cpp's abort_callback): nonzero stops, and the
+         * transcription returns HARK_ERR_ABORTED with the segments of the windows before */
+        int (*should_abort)(void *user);
+        void *should_abort_user;
+    } callbacks;
 } hark_params;
+
+/* How the srt and vtt writers lay cues out from timed words, as openai's options of
+ * these names (hark_format_output; NULL there: none of them, all 0).  They
+ * change no transcript, only its subtitles: the words come from params.words. */
+typedef struct hark_output_params {
+    int highlight_words;    /* a cue per word, the word underlined (0)                 */
+    int max_line_width;     /* characters a line (0: not set)                          */
+    int max_line_count;     /* lines a cue, with max_line_width (0: not set)           */
+    int max_words_per_line; /* words a cue, without max_line_width (0: not set)        */
+} hark_output_params;
 
 typedef struct hark_token_info {
     int id;
@@ -206,12 +237,14 @@ int hark_segment_n_words(const hark_context *ctx, int i);
 const char *hark_segment_word(const hark_context *ctx, int i, int w, double *start, double *end,
                               float *probability);
 
-/* The last results as "txt", "srt", "vtt", "tsv", "json", "csv" or "lrc" (malloc'd; NULL
- * for an unknown format). */
-char *hark_format_output(const hark_context *ctx, const char *format);
+/* The last results as "txt", "srt", "vtt", "tsv", "json", "csv" or "lrc", the srt and
+ * vtt cues laid out by layout (NULL: one a segment) (malloc'd; NULL for an unknown
+ * format). */
+char *hark_format_output(const hark_context *ctx, const char *format,
+                         const hark_output_params *layout);
 /* Writes them to path through a temporary file renamed into place. */
-int hark_write_output(const hark_context *ctx, const char *format, const char *path, char *err,
-                      size_t errlen);
+int hark_write_output(const hark_context *ctx, const char *format, const hark_output_params *layout,
+                      const char *path, char *err, size_t errlen);
 
 /* Pieces of the writers, for programs that print as they go (hark's -v, its stream):
  * whether hark_format_output writes format name; segment i's text as the txt writer

@@ -21,21 +21,21 @@ hark_params hark_default_params(void)
     hark_params p = {0};
     p.n_threads = 1;
     p.timestamps = 1;
-    p.beam_size = 5;
-    p.patience = 1.0f;
-    p.length_penalty = -1.0f;
-    p.best_of = 5;
-    memcpy(p.temperatures, ladder, sizeof ladder);
-    p.n_temperatures = 6;
-    p.compression_ratio_threshold = 2.4f;
-    p.logprob_threshold = -1.0f;
-    p.no_speech_threshold = 0.6f;
-    p.condition_on_previous_text = 1;
-    p.vad_threshold = 0.5f; /* whisper.cpp's VAD defaults */
-    p.vad_min_speech_ms = 250;
-    p.vad_min_silence_ms = 100;
-    p.vad_speech_pad_ms = 30;
-    p.vad_samples_overlap = 0.1f;
+    p.search.beam_size = 5;
+    p.search.patience = 1.0f;
+    p.search.length_penalty = -1.0f;
+    p.search.best_of = 5;
+    memcpy(p.fallback.temperatures, ladder, sizeof ladder);
+    p.fallback.n_temperatures = 6;
+    p.fallback.compression_ratio_threshold = 2.4f;
+    p.fallback.logprob_threshold = -1.0f;
+    p.fallback.no_speech_threshold = 0.6f;
+    p.prompt.condition_on_previous_text = 1;
+    p.vad.threshold = 0.5f; /* whisper.cpp's VAD defaults */
+    p.vad.min_speech_ms = 250;
+    p.vad.min_silence_ms = 100;
+    p.vad.speech_pad_ms = 30;
+    p.vad.samples_overlap = 0.1f;
     return p;
 }
 
@@ -204,9 +204,6 @@ int hark_detect_language(hark_context *c, const float *samples, size_t n, const 
     free(mel), free(window), free(enc), free(p), free(order);
     return rc ? rc : got;
 }
-
-/* For the writers: the options. */
-const hark_params *hark_context_params(const hark_context *c) { return &c->params; }
 
 /* For the writers: the raw result, and the model (its vocabulary). */
 const hark_result *hark_context_result(const hark_context *c) { return &c->result; }

@@ -227,7 +227,7 @@ static size_t stripped_chars(const char *s)
  * lines, a new cue after a pause of over 3 s; without both of those, each
  * segment, or each max_words_per_line words of one, is a cue of its own. */
 typedef struct layout {
-    const hark_params *p;
+    const hark_output_params *p;
     int keep_segments, per_line, lines, in_cue;
     size_t width, line_len;
     double last; /* the previous word's start */
@@ -259,7 +259,7 @@ static cue_word place(layout *l, const hark_word *w, int k)
 }
 
 /* Every word of the result, placed; NULL when out of memory. */
-static cue_word *lay_out(const hark_result *r, const hark_params *p, int *n)
+static cue_word *lay_out(const hark_result *r, const hark_output_params *p, int *n)
 {
     int total = 0;
     for (int i = 0; i < r->n; i++)
@@ -335,7 +335,7 @@ static void put_word_cue(sbuf *b, int *index, const cue_word *cw, int n, int hig
     free(plain);
 }
 
-static void put_word_cues(sbuf *b, int *index, const hark_result *r, const hark_params *p, int srt)
+static void put_word_cues(sbuf *b, int *index, const hark_result *r, const hark_output_params *p, int srt)
 {
     int n;
     cue_word *cw = lay_out(r, p, &n);
@@ -361,7 +361,7 @@ static int has_words(const hark_result *r)
 
 /* Cues from the words when their layout or highlighting was asked for,
  * else a cue per segment. */
-static void put_subtitles(sbuf *b, const hark_result *r, const hark_params *p, int srt)
+static void put_subtitles(sbuf *b, const hark_result *r, const hark_output_params *p, int srt)
 {
     int index = 0, by_words = p->highlight_words || p->max_line_width > 0 ||
                               p->max_line_count > 0 || p->max_words_per_line > 0;
@@ -397,12 +397,13 @@ static void put_tsv(sbuf *b, const hark_result *r, int diarize)
 /* whisper.cpp's -ocsv: milliseconds and the text quoted, with a speaker column
  * when diarized.  Quotes inside are doubled (RFC 4180, as spreadsheets and
  * Python's csv read them), where whisper.cpp writes \" instead. */
-static void put_csv(sbuf *b, const hark_result *r, const hark_params *p)
+static void put_csv(sbuf *b, const hark_result *r, const hark_output_params *p)
 {
-    put(b, p->diarize ? "start,end,speaker,text\n" : "start,end,text\n");
+    (void)p;
+    put(b, r->diarized ? "start,end,speaker,text\n" : "start,end,text\n");
     for (int i = 0; i < r->n; i++) {
         put(b, "%ld,%ld,", lround(r->seg[i].start * 1000), lround(r->seg[i].end * 1000));
-        if (p->diarize)
+        if (r->diarized)
             put(b, "%.1s,", &r->seg[i].speaker);
         const char *t = r->seg[i].text;
         size_t n = strip_span(&t);
@@ -415,7 +416,7 @@ static void put_csv(sbuf *b, const hark_result *r, const hark_params *p)
 
 /* whisper.cpp's -olrc, lyrics for music players: "[mm:ss.xx]text" at each
  * segment's start (minutes past 99 as they come), its speaker label first. */
-static void put_lrc(sbuf *b, const hark_result *r, const hark_params *p)
+static void put_lrc(sbuf *b, const hark_result *r, const hark_output_params *p)
 {
     (void)p;
     put(b, "[by:hark]\n");
@@ -483,28 +484,29 @@ static void put_json(sbuf *b, const hark_result *r)
     cJSON_Delete(root);
 }
 
-static void put_srt(sbuf *b, const hark_result *r, const hark_params *p)
+static void put_srt(sbuf *b, const hark_result *r, const hark_output_params *p)
 {
     put_subtitles(b, r, p, 1);
 }
 
-static void put_vtt(sbuf *b, const hark_result *r, const hark_params *p)
+static void put_vtt(sbuf *b, const hark_result *r, const hark_output_params *p)
 {
     put_subtitles(b, r, p, 0);
 }
 
-static void put_txt_p(sbuf *b, const hark_result *r, const hark_params *p)
+static void put_txt_p(sbuf *b, const hark_result *r, const hark_output_params *p)
 {
     (void)p;
     put_txt(b, r);
 }
 
-static void put_tsv_p(sbuf *b, const hark_result *r, const hark_params *p)
+static void put_tsv_p(sbuf *b, const hark_result *r, const hark_output_params *p)
 {
-    put_tsv(b, r, p->diarize);
+    (void)p;
+    put_tsv(b, r, r->diarized);
 }
 
-static void put_json_p(sbuf *b, const hark_result *r, const hark_params *p)
+static void put_json_p(sbuf *b, const hark_result *r, const hark_output_params *p)
 {
     (void)p;
     put_json(b, r);
@@ -512,7 +514,7 @@ static void put_json_p(sbuf *b, const hark_result *r, const hark_params *p)
 
 static const struct {
     const char *name;
-    void (*write)(sbuf *, const hark_result *, const hark_params *);
+    void (*write)(sbuf *, const hark_result *, const hark_output_params *);
 } WRITERS[] = {{"txt", put_txt_p}, {"srt", put_srt}, {"vtt", put_vtt}, {"tsv", put_tsv_p},
                {"json", put_json_p}, {"csv", put_csv}, {"lrc", put_lrc}};
 
@@ -524,8 +526,11 @@ int hark_is_format(const char *name)
     return 0;
 }
 
-char *hark_format_result(const hark_result *r, const hark_params *p, const char *format)
+char *hark_format_result(const hark_result *r, const hark_output_params *p, const char *format)
 {
+    static const hark_output_params none = {0};
+    if (!p)
+        p = &none;
     for (size_t i = 0; i < sizeof WRITERS / sizeof WRITERS[0]; i++)
         if (strcmp(format, WRITERS[i].name) == 0) {
             sbuf b = {0};
@@ -540,15 +545,16 @@ char *hark_format_result(const hark_result *r, const hark_params *p, const char 
     return NULL;
 }
 
-char *hark_format_output(const hark_context *ctx, const char *format)
+char *hark_format_output(const hark_context *ctx, const char *format,
+                         const hark_output_params *layout)
 {
-    return hark_format_result(hark_context_result(ctx), hark_context_params(ctx), format);
+    return hark_format_result(hark_context_result(ctx), layout, format);
 }
 
-int hark_write_output(const hark_context *ctx, const char *format, const char *path, char *err,
-                      size_t errlen)
+int hark_write_output(const hark_context *ctx, const char *format, const hark_output_params *layout,
+                      const char *path, char *err, size_t errlen)
 {
-    char *text = hark_format_output(ctx, format);
+    char *text = hark_format_output(ctx, format, layout);
     if (!text) {
         snprintf(err, errlen, "%s: unknown format %s", path, format);
         return HARK_ERR_ARG;

@@ -100,7 +100,7 @@ static void test_timestamp_rules(const hark_model *m)
 static hark_params greedy_params(void)
 {
     hark_params p = hark_default_params();
-    p.beam_size = 1, p.n_temperatures = 1, p.no_speech_threshold = 0;
+    p.search.beam_size = 1, p.fallback.n_temperatures = 1, p.fallback.no_speech_threshold = 0;
     return p;
 }
 
@@ -152,9 +152,9 @@ static void test_suppress_option(const hark_model *m)
      * the unsuppressed run up to the first place that chose it */
     hark_params p = greedy_params();
     int first, x = first_text_token(m, &p, &first);
-    p.suppress_tokens[0] = x, p.suppress_tokens[1] = -1, p.n_suppress_tokens = 2;
+    p.suppress.tokens[0] = x, p.suppress.tokens[1] = -1, p.suppress.n_tokens = 2;
     CHECK(suppressed_from(m, &p, x, first), "token %d suppressed from position %d", x, first);
-    p.suppress_tokens[0] = V;
+    p.suppress.tokens[0] = V;
     hark_context *c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == HARK_ERR_ARG &&
           strstr(hark_last_error(c), "suppress token") != NULL, "%s", hark_last_error(c));
@@ -200,7 +200,7 @@ static void test_suppress_regex(const hark_model *m)
     int first, x = first_text_token(m, &p, &first);
     char pattern[256];
     literal_pattern(m, x, pattern, sizeof pattern);
-    p.suppress_regex = pattern;
+    p.suppress.regex = pattern;
     CHECK(suppressed_from(m, &p, x, first), "token %d (\"%s\") suppressed from position %d", x,
           pattern, first);
 }
@@ -464,7 +464,7 @@ static void test_bad_params(hark_model *m)
     CHECK(hark_transcribe_file(NULL, "x.wav") == HARK_ERR_ARG && hark_transcribe(NULL, NULL, 0) == HARK_ERR_ARG,
           "NULL context");
     hark_params p = hark_default_params();
-    p.best_of = 1000;
+    p.search.best_of = 1000;
     hark_context *c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, NULL) == HARK_ERR_ARG && strcmp(hark_last_error(c), "no file given") == 0,
           "NULL file");
@@ -472,7 +472,7 @@ static void test_bad_params(hark_model *m)
     CHECK(strstr(hark_last_error(c), "bad parameters") != NULL, "%s", hark_last_error(c));
     hark_context_free(c);
     p = hark_default_params();
-    p.n_temperatures = 99;
+    p.fallback.n_temperatures = 99;
     c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") != 0, "99 temperatures refused");
     hark_context_free(c);
@@ -495,16 +495,16 @@ static void test_fallback_rule(void)
 static void test_fallback_end_to_end(hark_model *m)
 {
     hark_params p = hark_default_params();
-    p.logprob_threshold = 0.0f; /* nothing is likely enough: every temperature is tried */
-    p.no_speech_threshold = 0.0f;
+    p.fallback.logprob_threshold = 0.0f; /* nothing is likely enough: every temperature is tried */
+    p.fallback.no_speech_threshold = 0.0f;
     hark_context *c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
     for (int i = 0; i < hark_n_segments(c); i++)
         CHECK(hark_segment_temperature(c, i) == 1.0f, "segment %d at temperature %g", i,
               hark_segment_temperature(c, i));
     p = hark_default_params();
-    p.logprob_threshold = -1e9f;
-    p.compression_ratio_threshold = 1e9f;
+    p.fallback.logprob_threshold = -1e9f;
+    p.fallback.compression_ratio_threshold = 1e9f;
     hark_context_free(c);
     c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));

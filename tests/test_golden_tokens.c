@@ -117,8 +117,8 @@ int main(void)
     hark_model *m = hark_model_load(model_dir, err, sizeof err);
     CHECK(m != NULL, "%s", err);
     hark_params p = hark_default_params();
-    p.timestamps = 0, p.beam_size = 1, p.n_temperatures = 1, p.condition_on_previous_text = 0;
-    p.no_speech_threshold = 0; /* the reference does not skip silence */
+    p.timestamps = 0, p.search.beam_size = 1, p.fallback.n_temperatures = 1, p.prompt.condition_on_previous_text = 0;
+    p.fallback.no_speech_threshold = 0; /* the reference does not skip silence */
     hark_context *c = m ? hark_context_new(m, &p) : NULL;
     int clips = 0, tried = 0, agree = 0, stride = check_stride();
     for (cJSON *clip = cJSON_GetObjectItem(ref, "tokens")->child; c && clip; clip = clip->next) {

@@ -67,8 +67,8 @@ int main(void)
     hark_model *m = hark_model_load(cJSON_GetObjectItem(ref, "model")->valuestring, err, sizeof err);
     CHECK(m != NULL, "%s", err);
     hark_params p = hark_default_params();
-    p.word_timestamps = 1, p.beam_size = 1, p.n_temperatures = 1;
-    p.no_speech_threshold = 0; /* the reference does not skip silence */
+    p.words.enabled = 1, p.search.beam_size = 1, p.fallback.n_temperatures = 1;
+    p.fallback.no_speech_threshold = 0; /* the reference does not skip silence */
     hark_context *c = m ? hark_context_new(m, &p) : NULL;
     int ties = 0, clips = 0;
     for (cJSON *clip = cJSON_GetObjectItem(ref, "clips")->child; c && clip; clip = clip->next) {

@@ -47,8 +47,8 @@ static void test_initial_prompt(hark_model *m, cJSON *ref)
     CHECK(same, "prompt encodes to %d tokens unlike the reference", n);
     free(ids);
     hark_params p = hark_default_params();
-    p.beam_size = 1, p.n_temperatures = 1, p.no_speech_threshold = 0;
-    p.initial_prompt = text;
+    p.search.beam_size = 1, p.fallback.n_temperatures = 1, p.fallback.no_speech_threshold = 0;
+    p.prompt.initial = text;
     hark_context *c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
     compare(c, cJSON_GetObjectItem(ref, "segments_with_prompt"), "with prompt");
@@ -56,13 +56,13 @@ static void test_initial_prompt(hark_model *m, cJSON *ref)
     /* openai strips the prompt before " " + it */
     char padded[300];
     snprintf(padded, sizeof padded, " \t%s \n", text);
-    p.initial_prompt = padded;
+    p.prompt.initial = padded;
     c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
     compare(c, cJSON_GetObjectItem(ref, "segments_with_prompt"), "with a padded prompt");
     hark_context_free(c);
     /* carry_initial_prompt: the prompt before every window's previous text */
-    p.initial_prompt = text, p.carry_initial_prompt = 1;
+    p.prompt.initial = text, p.prompt.carry_initial = 1;
     c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
     compare(c, cJSON_GetObjectItem(ref, "segments_carrying_prompt"), "carrying the prompt");
@@ -74,14 +74,14 @@ static void test_initial_prompt(hark_model *m, cJSON *ref)
 static void test_silence_rule(hark_model *m)
 {
     hark_params p = hark_default_params();
-    p.beam_size = 1, p.n_temperatures = 1;
-    p.no_speech_threshold = 1e-9f; /* every window "sounds silent" */
-    p.logprob_threshold = 0.0f;    /* and is unlikely enough */
+    p.search.beam_size = 1, p.fallback.n_temperatures = 1;
+    p.fallback.no_speech_threshold = 1e-9f; /* every window "sounds silent" */
+    p.fallback.logprob_threshold = 0.0f;    /* and is unlikely enough */
     hark_context *c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
     CHECK(hark_n_segments(c) == 0, "%d segments from windows judged silent", hark_n_segments(c));
     hark_context_free(c);
-    p.logprob_threshold = -1e9f;   /* likely enough: kept despite P(nospeech) */
+    p.fallback.logprob_threshold = -1e9f;   /* likely enough: kept despite P(nospeech) */
     c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
     CHECK(hark_n_segments(c) > 0, "likely text is kept");
@@ -114,8 +114,8 @@ static void test_on_segment(hark_model *m)
 {
     static seen s;
     hark_params p = hark_default_params();
-    p.beam_size = 1, p.n_temperatures = 1, p.no_speech_threshold = 0;
-    p.on_segment = record_segment, p.on_segment_user = &s;
+    p.search.beam_size = 1, p.fallback.n_temperatures = 1, p.fallback.no_speech_threshold = 0;
+    p.callbacks.on_segment = record_segment, p.callbacks.on_segment_user = &s;
     s.c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(s.c, "tests/data/clip.wav") == 0, "%s", hark_last_error(s.c));
     int n = hark_n_segments(s.c);
@@ -147,8 +147,8 @@ static void test_on_progress(hark_model *m)
 {
     progress pr = {0};
     hark_params p = hark_default_params();
-    p.beam_size = 1, p.n_temperatures = 1, p.no_speech_threshold = 0;
-    p.on_progress = record_progress, p.on_progress_user = &pr;
+    p.search.beam_size = 1, p.fallback.n_temperatures = 1, p.fallback.no_speech_threshold = 0;
+    p.callbacks.on_progress = record_progress, p.callbacks.on_progress_user = &pr;
     hark_context *c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
     double seconds = hark_audio_seconds(c);
@@ -168,11 +168,11 @@ static int abort_at_third(void *user)
 static void test_should_abort(hark_model *m)
 {
     hark_params p = hark_default_params();
-    p.beam_size = 1, p.n_temperatures = 1, p.no_speech_threshold = 0;
+    p.search.beam_size = 1, p.fallback.n_temperatures = 1, p.fallback.no_speech_threshold = 0;
     hark_context *full = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(full, "tests/data/clip.wav") == 0, "%s", hark_last_error(full));
     int asked = 0, windows = 0, kept = 0;
-    p.should_abort = abort_at_third, p.should_abort_user = &asked;
+    p.callbacks.should_abort = abort_at_third, p.callbacks.should_abort_user = &asked;
     hark_context *c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == HARK_ERR_ABORTED, "not aborted");
     CHECK(strcmp(hark_last_error(c), "tests/data/clip.wav: transcription aborted") == 0, "%s",
@@ -208,7 +208,7 @@ int main(void)
         if (!m)
             continue;
         hark_params p = hark_default_params();
-        p.beam_size = 1, p.n_temperatures = 1, p.no_speech_threshold = 0;
+        p.search.beam_size = 1, p.fallback.n_temperatures = 1, p.fallback.no_speech_threshold = 0;
         hark_context *c = hark_context_new(m, &p);
         CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
         compare(c, cJSON_GetObjectItem(ref, "segments"), models[k]);

@@ -20,7 +20,7 @@ static double stamp(const char *s, int srt)
 
 static void test_json(hark_context *c)
 {
-    char *text = hark_format_output(c, "json");
+    char *text = hark_format_output(c, "json", NULL);
     cJSON *root = cJSON_Parse(text);
     CHECK(root != NULL, "json parses");
     CHECK(strcmp(cJSON_GetObjectItem(root, "text")->valuestring, hark_text(c)) == 0, "text");
@@ -59,7 +59,7 @@ static void test_json(hark_context *c)
  * "[HH:]MM:SS.mmm --> ...", text, blank; tsv: header, then ms<TAB>ms<TAB>text. */
 static void test_subtitles(hark_context *c, int srt)
 {
-    char *text = hark_format_output(c, srt ? "srt" : "vtt"), *save = NULL;
+    char *text = hark_format_output(c, srt ? "srt" : "vtt", NULL), *save = NULL;
     char *line = strtok_r(text, "\n", &save);
     if (!srt) {
         CHECK(line && strcmp(line, "WEBVTT") == 0, "vtt header");
@@ -86,7 +86,7 @@ static void test_subtitles(hark_context *c, int srt)
 
 static void test_tsv(hark_context *c)
 {
-    char *text = hark_format_output(c, "tsv"), *save = NULL;
+    char *text = hark_format_output(c, "tsv", NULL), *save = NULL;
     char *line = strtok_r(text, "\n", &save);
     CHECK(line && strcmp(line, "start\tend\ttext") == 0, "tsv header");
     for (int i = 0; i < hark_n_segments(c); i++) {
@@ -116,7 +116,7 @@ static hark_result two_segments(hark_segment seg[2])
     return (hark_result){.seg = seg, .n = 2};
 }
 
-static void expect_cues(const hark_result *r, const hark_params *p, const char *what, const char *want)
+static void expect_cues(const hark_result *r, const hark_output_params *p, const char *what, const char *want)
 {
     char *got = hark_format_result(r, p, "srt");
     CHECK(got && strcmp(got, want) == 0, "%s: got\n%s", what, got ? got : "(null)");
@@ -155,7 +155,7 @@ static void test_word_cues(void)
 {
     hark_segment seg[2];
     hark_result r = two_segments(seg);
-    hark_params p = hark_default_params();
+    hark_output_params p = {0};
     for (size_t i = 0; i < sizeof CUE_CASES / sizeof *CUE_CASES; i++) {
         const struct cue_case *c = &CUE_CASES[i];
         p.max_line_width = c->width, p.max_line_count = c->count;
@@ -167,12 +167,11 @@ static void test_word_cues(void)
     hark_word accented[] = {{" The", 0, 0.3, 1, 1}, {" caf\xc3\xa9", 0.3, 0.6, 1, 1}};
     hark_segment one = {.start = 0, .end = 0.6, .text = " The caf\xc3\xa9", .words = accented, .n_words = 2};
     hark_result r1 = {.seg = &one, .n = 1};
-    p = hark_default_params();
-    p.max_line_width = 8;
+    p = (hark_output_params){.max_line_width = 8};
     expect_cues(&r1, &p, "a two-byte character", "1\n00:00:00,000 --> 00:00:00,600\nThe caf\xc3\xa9\n\n");
 }
 
-static void expect_format(const hark_result *r, const hark_params *p, const char *format,
+static void expect_format(const hark_result *r, const hark_output_params *p, const char *format,
                           const char *want)
 {
     char *got = hark_format_result(r, p, format);
@@ -190,8 +189,8 @@ static void test_speaker_labels(void)
     seg[0].speaker = '0', seg[1].speaker = '?';
     seg[2] = (hark_segment){.start = 7, .end = 8, .text = " Unlabelled."};
     r.n = 3;
-    hark_params p = hark_default_params();
-    p.diarize = 1;
+    r.diarized = 1; /* transcribed with params.diarize */
+    hark_output_params p = {0};
     expect_format(&r, &p, "txt", "(speaker 0) The quick brown fox jumps\n(speaker ?) over the lazy dog.\n"
                                  "Unlabelled.\n");
     expect_format(&r, &p, "vtt", "WEBVTT\n\n00:00.000 --> 00:01.500\n<v Speaker0>The quick brown fox jumps\n\n"
@@ -222,13 +221,13 @@ static void test_csv_lrc(void)
     seg[1].text = " He said \"no\", \"\"twice\".";
     seg[2] = (hark_segment){.start = 6000.456, .end = 6001, .text = " Late."};
     r.n = 3;
-    hark_params p = hark_default_params();
+    hark_output_params p = {0};
     expect_format(&r, &p, "csv", "start,end,text\n0,1500,\"The quick brown fox jumps\"\n"
                                  "5000,6200,\"He said \"\"no\"\", \"\"\"\"twice\"\".\"\n"
                                  "6000456,6001000,\"Late.\"\n");
     expect_format(&r, &p, "lrc", "[by:hark]\n[00:00.00]The quick brown fox jumps\n"
                                  "[00:05.00]He said \"no\", \"\"twice\".\n[100:00.46]Late.\n");
-    p.diarize = 1;
+    r.diarized = 1;
     seg[0].speaker = '1', seg[1].speaker = '?';
     expect_format(&r, &p, "csv", "start,end,speaker,text\n0,1500,1,\"The quick brown fox jumps\"\n"
                                  "5000,6200,?,\"He said \"\"no\"\", \"\"\"\"twice\"\".\"\n"
@@ -305,7 +304,7 @@ int main(void)
     hark_model *m = hark_model_load("tests/data/tiny-random/hf-f32", err, sizeof err);
     CHECK(m != NULL, "%s", err);
     hark_params p = hark_default_params();
-    p.beam_size = 1, p.n_temperatures = 1;
+    p.search.beam_size = 1, p.fallback.n_temperatures = 1;
     hark_context *c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
     CHECK(hark_n_segments(c) >= 2, "%d segments", hark_n_segments(c));
@@ -313,7 +312,7 @@ int main(void)
     test_subtitles(c, 1);
     test_subtitles(c, 0);
     test_tsv(c);
-    CHECK(hark_format_output(c, "doc") == NULL, "unknown format");
+    CHECK(hark_format_output(c, "doc", NULL) == NULL, "unknown format");
     test_word_cues();
     test_speaker_labels();
     test_csv_lrc();

@@ -95,9 +95,9 @@ static void test_greedy(const char *path)
     /* the reference decodes greedily, without timestamps or prompts */
     hark_params p = hark_default_params();
     p.timestamps = 0;
-    p.beam_size = 1;
-    p.n_temperatures = 1;
-    p.condition_on_previous_text = 0;
+    p.search.beam_size = 1;
+    p.fallback.n_temperatures = 1;
+    p.prompt.condition_on_previous_text = 0;
     hark_context *c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == 0, "%s", hark_last_error(c));
     cJSON *wins = cJSON_GetObjectItem(ref, "windows");

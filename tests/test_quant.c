@@ -83,7 +83,7 @@ static void test_float_rows(void)
 static int clip_tokens(hark_model *m, int *out, int cap)
 {
     hark_params p = hark_default_params();
-    p.timestamps = 0, p.beam_size = 1, p.n_temperatures = 1, p.condition_on_previous_text = 0;
+    p.timestamps = 0, p.search.beam_size = 1, p.fallback.n_temperatures = 1, p.prompt.condition_on_previous_text = 0;
     hark_context *c = hark_context_new(m, &p);
     int n = 0;
     if (hark_transcribe_file(c, "tests/data/clip.wav") == 0)

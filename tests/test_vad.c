@@ -239,7 +239,7 @@ static void test_spans(void)
     EXPECT_SPANS(blip, 50, &p, 29, 131);
     /* spans closer than two paddings share the gap: a 7-chunk gap (3584 samples) with
      * 2000 ms of padding each side is split in half (1792 each) */
-    p.vad_speech_pad_ms = 2000;
+    p.vad.speech_pad_ms = 2000;
     static const int gap7[] = {30, 50, 57, 80};
     EXPECT_SPANS(gap7, 100, &p, 0, 171, 171, 320);
     p = hark_default_params();
@@ -247,12 +247,12 @@ static void test_spans(void)
      * (5120) is cut at chunk 39 (19968, 14848 on), the next starts at chunk 40 and is
      * cut at 69; unlike whisper.cpp's they are not merged back; the 512-sample gap is
      * shared: 20224 = 126 cs, and the end padded, 35808 = 224 cs */
-    p.vad_max_speech_s = 1;
+    p.vad.max_speech_s = 1;
     static const int long_run[] = {10, 70};
     EXPECT_SPANS(long_run, 100, &p, 29, 126, 126, 224);
     /* a threshold of 0.95 hears none of it */
     p = hark_default_params();
-    p.vad_threshold = 0.95f;
+    p.vad.threshold = 0.95f;
     EXPECT_SPANS(one, 40, &p, 0);
 }
 
@@ -271,10 +271,10 @@ static void test_spans_random(void)
         for (int i = 0; i < n; i++)
             probs[i] = (rand() % 3 ? (i && rand() % 4 ? probs[i - 1] : rand() % 100 / 100.0f) : 0.99f);
         hark_params p = hark_default_params();
-        p.vad_min_silence_ms = rand() % 3 ? 0 : rand() % 300;
-        p.vad_min_speech_ms = rand() % 2 ? 0 : rand() % 500;
-        p.vad_max_speech_s = rand() % 2 ? 0.05f * (float)(rand() % 40) : 0;
-        p.vad_speech_pad_ms = rand() % 100;
+        p.vad.min_silence_ms = rand() % 3 ? 0 : rand() % 300;
+        p.vad.min_speech_ms = rand() % 2 ? 0 : rand() % 500;
+        p.vad.max_speech_s = rand() % 2 ? 0.05f * (float)(rand() % 40) : 0;
+        p.vad.speech_pad_ms = rand() % 100;
         k = hark_vad_spans(probs, n, &p, spans);
         most = k > most ? k : most;
         long long length_cs = llround(n * 512 / 160.0);
@@ -362,7 +362,7 @@ static void test_public_spans(void)
     CHECK(hark_vad_speech_spans(NULL, &p, s, n, start, end, 4) == HARK_ERR_ARG &&
               hark_vad_speech_spans(vad, &p, s, n, start, end, -1) == HARK_ERR_ARG,
           "bad arguments");
-    p.vad_min_speech_ms = 2000; /* the first two are shorter */
+    p.vad.min_speech_ms = 2000; /* the first two are shorter */
     CHECK(hark_vad_speech_spans(vad, &p, s, n, start, end, 4) == 1 && fabs(start[0] - 23.87) < 1e-9,
           "min speech 2 s: %g", start[0]);
     free(s);

@@ -97,7 +97,7 @@ typedef struct hark_time_map {
  * the map from their times to the file's. */
 int hark_vad_join(const float *s, size_t n, const hark_span *spans, int n_spans, float overlap,
                   float **out, size_t *n_out, hark_time_map *map);
-/* Runs the model of p->vad over s and joins its speech: *n_out 0 when there is none. */
+/* Runs the model of p->vad.model over s and joins its speech: *n_out 0 when there is none. */
 int hark_vad_speech(const hark_params *p, const float *s, size_t n, float **out, size_t *n_out,
                     hark_time_map *map, hark_error *e);
 double hark_time_map_apply(const hark_time_map *m, double seconds, int is_end);

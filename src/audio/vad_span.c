@@ -127,16 +127,16 @@ static void pad_spans(hark_span *s, int n, long long pad, long long length)
 
 int hark_vad_spans(const float *probs, int n, const hark_params *p, hark_span *spans)
 {
-    long long pad = (long long)RATE * p->vad_speech_pad_ms / 1000;
-    detector d = {.threshold = p->vad_threshold,
-                  .neg_threshold = fmaxf(p->vad_threshold - 0.15f, 0.01f),
-                  .min_silence = (long long)RATE * p->vad_min_silence_ms / 1000,
-                  .min_speech = (long long)RATE * p->vad_min_speech_ms / 1000,
+    long long pad = (long long)RATE * p->vad.speech_pad_ms / 1000;
+    detector d = {.threshold = p->vad.threshold,
+                  .neg_threshold = fmaxf(p->vad.threshold - 0.15f, 0.01f),
+                  .min_silence = (long long)RATE * p->vad.min_silence_ms / 1000,
+                  .min_speech = (long long)RATE * p->vad.min_speech_ms / 1000,
                   .max_speech = LLONG_MAX / 2,
                   .silence_at_max = RATE * 98 / 1000,
                   .out = spans};
-    if (p->vad_max_speech_s > 0 && p->vad_max_speech_s < 100000) {
-        long long max = (long long)(RATE * (double)p->vad_max_speech_s) - HARK_VAD_CHUNK - 2 * pad;
+    if (p->vad.max_speech_s > 0 && p->vad.max_speech_s < 100000) {
+        long long max = (long long)(RATE * (double)p->vad.max_speech_s) - HARK_VAD_CHUNK - 2 * pad;
         d.max_speech = max < 0 ? LLONG_MAX / 2 : max;
     }
     for (int i = 0; i < n; i++)
@@ -274,9 +274,9 @@ int hark_vad_speech(const hark_params *p, const float *s, size_t n, float **out,
                     hark_time_map *map, hark_error *e)
 {
     hark_span *spans;
-    int count = 0, rc = find_spans(p->vad, p, s, n, &spans, &count);
+    int count = 0, rc = find_spans(p->vad.model, p, s, n, &spans, &count);
     if (!rc)
-        rc = hark_vad_join(s, n, spans, count, p->vad_samples_overlap, out, n_out, map);
+        rc = hark_vad_join(s, n, spans, count, p->vad.samples_overlap, out, n_out, map);
     free(spans);
     if (rc == HARK_ERR_ARG)
         return hark_fail(e, rc, "too long for voice activity detection");

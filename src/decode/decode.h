@@ -37,6 +37,7 @@ typedef struct hark_result {
     char *text;
     char language[16];
     double audio_seconds;
+    int diarized;         /* transcribed with params.diarize: the writers' speaker columns */
 } hark_result;
 
 void hark_result_clear(hark_result *r);

@@ -153,26 +153,26 @@ static hark_decode_opts window_opts(const loop_state *st, float t, int seek, int
     const hark_params *p = st->p;
     hark_decode_opts o = {0};
     o.timestamps = p->timestamps;
-    o.sample_len = p->max_tokens > 0 ? p->max_tokens : st->m->hp.n_text_ctx / 2;
+    o.sample_len = p->search.max_tokens > 0 ? p->search.max_tokens : st->m->hp.n_text_ctx / 2;
     o.prompt = st->history + st->prompt_from;
     o.n_prompt = st->n_history - st->prompt_from;
-    if (p->carry_initial_prompt)
+    if (p->prompt.carry_initial)
         o.prompt = st->carried, o.n_prompt = st->n_carried;
     o.lang_token = st->lang_token;
     o.task_token = st->task_token;
     o.temperature = t;
-    o.beam_size = p->beam_size;
-    o.patience = p->patience > 0 ? p->patience : 1.0f;
-    o.length_penalty = p->length_penalty;
-    o.best_of = p->best_of;
+    o.beam_size = p->search.beam_size;
+    o.patience = p->search.patience > 0 ? p->search.patience : 1.0f;
+    o.length_penalty = p->search.length_penalty;
+    o.best_of = p->search.best_of;
     /* a seed per window and temperature: results never depend on threads */
-    o.seed = p->seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)seek << 20 ^ (uint64_t)t_index;
+    o.seed = p->search.seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)seek << 20 ^ (uint64_t)t_index;
     o.max_initial_timestamp = 50;
-    hark_suppress_option(&o, p->suppress_tokens, p->n_suppress_tokens);
+    hark_suppress_option(&o, p->suppress.tokens, p->suppress.n_tokens);
     o.suppress_matching = st->matching;
     o.n_suppress_matching = st->n_matching;
-    o.prepend_punctuations = p->prepend_punctuations;
-    o.append_punctuations = p->append_punctuations;
+    o.prepend_punctuations = p->words.prepend_punctuations;
+    o.append_punctuations = p->words.append_punctuations;
     return o;
 }
 
@@ -181,10 +181,10 @@ int hark_needs_fallback(const hark_params *p, const char *text, double sum_logpr
 {
     float ratio = hark_compression_ratio(text);
     double avg = sum_logprob / (n_tokens + 1);
-    int retry = (p->compression_ratio_threshold > 0 && ratio > p->compression_ratio_threshold) ||
-                avg < p->logprob_threshold;
-    if (p->no_speech_threshold > 0 && no_speech_prob > p->no_speech_threshold &&
-        avg < p->logprob_threshold)
+    int retry = (p->fallback.compression_ratio_threshold > 0 && ratio > p->fallback.compression_ratio_threshold) ||
+                avg < p->fallback.logprob_threshold;
+    if (p->fallback.no_speech_threshold > 0 && no_speech_prob > p->fallback.no_speech_threshold &&
+        avg < p->fallback.logprob_threshold)
         retry = 0; /* silence: a retry would not help */
     return retry;
 }
@@ -201,9 +201,9 @@ static int needs_fallback(const hark_params *p, const hark_model *m, const hark_
 static int decode_with_fallback(loop_state *st, int seek, hark_window *w, float *temperature)
 {
     const hark_params *p = st->p;
-    int n_t = p->n_temperatures > 0 ? p->n_temperatures : 1, rc = 0;
+    int n_t = p->fallback.n_temperatures > 0 ? p->fallback.n_temperatures : 1, rc = 0;
     for (int i = 0; i < n_t; i++) {
-        float t = p->n_temperatures > 0 ? p->temperatures[i] : 0.0f;
+        float t = p->fallback.n_temperatures > 0 ? p->fallback.temperatures[i] : 0.0f;
         hark_decode_opts o = window_opts(st, t, seek, i);
         if (i > 0)
             hark_window_free(w);
@@ -218,9 +218,9 @@ static int decode_with_fallback(loop_state *st, int seek, hark_window *w, float 
 
 static int is_silence(const hark_params *p, const hark_window *w)
 {
-    if (p->no_speech_threshold <= 0 || w->no_speech_prob <= p->no_speech_threshold)
+    if (p->fallback.no_speech_threshold <= 0 || w->no_speech_prob <= p->fallback.no_speech_threshold)
         return 0;
-    return !(w->sum_logprob / (w->n + 1) > p->logprob_threshold);
+    return !(w->sum_logprob / (w->n + 1) > p->fallback.logprob_threshold);
 }
 
 /* The tokens end in a lone timestamp: no speech after it. */
@@ -344,7 +344,7 @@ static int words_and_seek(loop_state *st, hark_result *r, int first, int seek, i
         return HARK_ERR_NOMEM;
     hark_word_window ww = {seek, size, 2 * st->m->hp.n_audio_ctx, st->content, single_end,
                            st->last_speech};
-    int keep, next = hark_word_seek(&ww, st->p->hallucination_silence_threshold, r->seg + first,
+    int keep, next = hark_word_seek(&ww, st->p->words.hallucination_silence_threshold, r->seg + first,
                                     r->n - first, seek + advance, &keep);
     *dropped = keep < 0;
     truncate_segments(r, first + (keep < 0 ? 0 : keep));
@@ -381,7 +381,7 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
     hark_cross_set(m, &st->cross, st->enc);
     hark_window w = {0};
     float temperature = 0;
-    if (st->p->carry_initial_prompt && carry_prompt(st))
+    if (st->p->prompt.carry_initial && carry_prompt(st))
         return HARK_ERR_NOMEM;
     if ((rc = decode_with_fallback(st, seek, &w, &temperature)))
         return rc;
@@ -391,7 +391,7 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
     hark_window_free(&w);
     if (advance < 0 || silence) /* silence: skipped, the prompt untouched */
         return advance;
-    if (st->p->word_timestamps)
+    if (st->p->words.enabled)
         advance = words_and_seek(st, r, first, seek, size, temperature, advance, single_end,
                                  &dropped);
     if (advance < 0 || dropped)
@@ -402,7 +402,7 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
     for (int i = first; i < r->n; i++)
         if (history_add(st, r->seg[i].tokens, r->seg[i].n_tokens))
             return HARK_ERR_NOMEM;
-    if (!st->p->condition_on_previous_text || temperature > 0.5f)
+    if (!st->p->prompt.condition_on_previous_text || temperature > 0.5f)
         st->prompt_from = st->n_history;
     if (st->p->max_len > 0 && split_long(r, first, st->p->max_len, st->m->vocab.sp.eot))
         return HARK_ERR_NOMEM;
@@ -411,8 +411,8 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
         if (st->vad_map)
             to_file_times(st->vad_map, s);
         s->speaker = hark_levels_speaker(st->levels, s->start, s->end);
-        if (st->p->on_segment)
-            st->p->on_segment(s->start, s->end, s->text, st->p->on_segment_user);
+        if (st->p->callbacks.on_segment)
+            st->p->callbacks.on_segment(s->start, s->end, s->text, st->p->callbacks.on_segment_user);
     }
     return advance;
 }
@@ -430,8 +430,8 @@ static void clip_frames(const loop_state *st, int c, int *start, int *end)
 
 static void report_progress(const loop_state *st, int seek)
 {
-    if (st->p->on_progress)
-        st->p->on_progress(seek / 100.0, st->content / 100.0, st->p->on_progress_user);
+    if (st->p->callbacks.on_progress)
+        st->p->callbacks.on_progress(seek / 100.0, st->content / 100.0, st->p->callbacks.on_progress_user);
 }
 
 static int run_windows(loop_state *st, hark_result *r)
@@ -441,7 +441,7 @@ static int run_windows(loop_state *st, hark_result *r)
         int seek, end;
         clip_frames(st, c, &seek, &end);
         while (seek < end) {
-            if (st->p->should_abort && st->p->should_abort(st->p->should_abort_user))
+            if (st->p->callbacks.should_abort && st->p->callbacks.should_abort(st->p->callbacks.should_abort_user))
                 return HARK_ERR_ABORTED;
             int advance = one_window(st, r, seek, end);
             if (advance < 0)
@@ -505,12 +505,12 @@ static int prepare(loop_state *st, const float *samples, size_t n, hark_error *e
     st->enc = hark_alloc_populated(sizeof(float) * (size_t)m->hp.n_audio_ctx * m->hp.n_audio_state);
     if (!st->window || !st->enc || hark_cross_init(&st->cross, m))
         return hark_fail(e, HARK_ERR_NOMEM, "out of memory for the model's buffers");
-    if (st->p->suppress_regex && *st->p->suppress_regex &&
-        (rc = hark_vocab_matching(&m->vocab, st->p->suppress_regex, &st->matching,
+    if (st->p->suppress.regex && *st->p->suppress.regex &&
+        (rc = hark_vocab_matching(&m->vocab, st->p->suppress.regex, &st->matching,
                                   &st->n_matching, e)))
         return rc;
-    if (st->p->initial_prompt && *st->p->initial_prompt) {
-        int *ids = NULL, k = initial_prompt_tokens(m, st->p->initial_prompt, &ids);
+    if (st->p->prompt.initial && *st->p->prompt.initial) {
+        int *ids = NULL, k = initial_prompt_tokens(m, st->p->prompt.initial, &ids);
         int rc = k < 0 || history_add(st, ids, k);
         free(ids);
         if (rc)
@@ -529,27 +529,27 @@ static int check_params(const hark_model *m, const hark_params *p, hark_error *e
         hark_lang_index(p->language) < 0)
         return hark_fail(e, HARK_ERR_ARG, "unknown language \"%s\": a Whisper language code "
                          "(en, de, ...) or its name (English, German, ...)", p->language);
-    for (int i = 0; i < p->n_suppress_tokens && p->n_suppress_tokens <= HARK_MAX_SUPPRESS_TOKENS;
+    for (int i = 0; i < p->suppress.n_tokens && p->suppress.n_tokens <= HARK_MAX_SUPPRESS_TOKENS;
          i++)
-        if (p->suppress_tokens[i] < -1 || p->suppress_tokens[i] >= m->hp.n_vocab)
+        if (p->suppress.tokens[i] < -1 || p->suppress.tokens[i] >= m->hp.n_vocab)
             return hark_fail(e, HARK_ERR_ARG, "bad parameters: suppress token %d is not -1 or in "
-                             "the vocabulary (0 to %d)", p->suppress_tokens[i], m->hp.n_vocab - 1);
-    if (p->beam_size > 64 || p->best_of > 64 || p->n_temperatures < 0 ||
-        p->n_suppress_tokens < 0 || p->n_suppress_tokens > HARK_MAX_SUPPRESS_TOKENS || p->max_len < 0 ||
-        p->n_temperatures > HARK_MAX_TEMPERATURES || p->max_tokens < 0 ||
+                             "the vocabulary (0 to %d)", p->suppress.tokens[i], m->hp.n_vocab - 1);
+    if (p->search.beam_size > 64 || p->search.best_of > 64 || p->fallback.n_temperatures < 0 ||
+        p->suppress.n_tokens < 0 || p->suppress.n_tokens > HARK_MAX_SUPPRESS_TOKENS || p->max_len < 0 ||
+        p->fallback.n_temperatures > HARK_MAX_TEMPERATURES || p->search.max_tokens < 0 ||
         p->n_clip_timestamps < 0 || p->n_clip_timestamps > HARK_MAX_CLIP_TIMESTAMPS)
         return hark_fail(e, HARK_ERR_ARG,
                          "bad parameters: beam_size and best_of at most 64, n_temperatures 0 to %d, "
                          "n_clip_timestamps 0 to %d, n_suppress_tokens 0 to %d, max_tokens and "
                          "max_len not negative", HARK_MAX_TEMPERATURES, HARK_MAX_CLIP_TIMESTAMPS,
                          HARK_MAX_SUPPRESS_TOKENS);
-    if (p->vad && p->n_clip_timestamps)
+    if (p->vad.model && p->n_clip_timestamps)
         return hark_fail(e, HARK_ERR_ARG, "bad parameters: clip timestamps and VAD cannot be "
                          "combined (VAD chooses what is transcribed)");
-    if (p->vad && !(p->vad_threshold > 0 && p->vad_threshold < 1 && p->vad_min_speech_ms >= 0 &&
-                    p->vad_min_silence_ms >= 0 && p->vad_speech_pad_ms >= 0 &&
-                    p->vad_max_speech_s >= 0 && p->vad_samples_overlap >= 0 &&
-                    p->vad_samples_overlap <= 10))
+    if (p->vad.model && !(p->vad.threshold > 0 && p->vad.threshold < 1 && p->vad.min_speech_ms >= 0 &&
+                    p->vad.min_silence_ms >= 0 && p->vad.speech_pad_ms >= 0 &&
+                    p->vad.max_speech_s >= 0 && p->vad.samples_overlap >= 0 &&
+                    p->vad.samples_overlap <= 10))
         return hark_fail(e, HARK_ERR_ARG, "bad parameters: vad_threshold between 0 and 1, the "
                          "durations not negative, vad_samples_overlap at most 10 s");
     return 0;
@@ -586,6 +586,7 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
     st.lang_token = st.task_token = -1;
     hark_result_clear(r);
     snprintf(r->language, sizeof r->language, "en");
+    r->diarized = p->diarize;
     r->audio_seconds = (double)n / HARK_SAMPLE_RATE;
     if (n == 0)
         return hark_fail(e, HARK_ERR_ARG, "no audio samples");
@@ -598,7 +599,7 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
     float *speech = NULL;
     size_t n_speech = 0;
     hark_time_map map = {0};
-    if (p->vad) {
+    if (p->vad.model) {
         rc = hark_vad_speech(p, samples, n, &speech, &n_speech, &map, e);
         st.vad_map = &map;
         samples = speech;
