@@ -1,16 +1,17 @@
 /* OpenBLAS's choice of kernels, checked before the CLI does any work.
  *
  * Debian's OpenBLAS 0.3.21 does not recognise newer Intel cores and falls back
- * to its SSE3 "Prescott" kernels: on such a Xeon hark's encoder ran 5x slower
- * (tiny.en 1941 ms against 387 ms with the AVX-512 kernels).  OpenBLAS reads
+ * to its SSE3 "Prescott" kernels: on such a Xeon hark's encoder ran five times
+ * slower than with the AVX-512 kernels (figures: docs/perf-log.md, "Figures
+ * behind code comments").  OpenBLAS reads
  * OPENBLAS_CORETYPE only when it is loaded, so the CLI runs itself again with
  * the variable set.  A core the user named is never overridden.
  *
  * The same goes for OpenBLAS's threads: it starts one a core when it is
  * loaded, and they spin for about a tenth of a second waiting for work that
  * hark never gives them (every OpenBLAS call runs inside hark's own threads,
- * OpenBLAS held to one).  On two cores that spinning took 13 % of the CPU time
- * of transcribing a 3 s file with -t 2 (0.17 s -> 0.14 s wall without it).  So
+ * OpenBLAS held to one).  On two cores that spinning took a tenth of the CPU
+ * time of transcribing a short file with -t 2.  So
  * when the user set none of the variables OpenBLAS reads for its thread count,
  * the CLI runs with OPENBLAS_NUM_THREADS=1; `hark bench`'s sgemm probe still
  * raises the count to -t with openblas_set_num_threads.  Whatever the variables say,

@@ -258,9 +258,9 @@ void hark_map_release(hark_map *m)
     memset(m, 0, sizeof *m);
 }
 
-/* Page-aligned, then populated: faulting pages in one by one cost ~10 us a
- * page on a VM here (60 MB: 8 ms populated, 160 ms touched).  A hint only:
- * kernels before 5.14 refuse it and the pages fault in as before. */
+/* Page-aligned, then populated: faulting pages in one by one cost twenty times
+ * as much on a VM (figures: docs/perf-log.md, "Figures behind code comments").  A hint only: kernels before 5.14 refuse it
+ * and the pages fault in as before. */
 void *hark_alloc_populated(size_t bytes)
 {
     size_t page = 4096, whole = (bytes + page - 1) / page * page;

@@ -143,8 +143,8 @@ static void stored_type_slice(void *arg, int i)
 /* Tasks for one product by the stored-type kernels: four a thread for balance,
  * but none under MIN_TASK_BYTES of weights.  Short slices read memory slower
  * (each one a new stream) and each claim moves a cache line between cores: a
- * 512 x 512 q8_0 product took 10.3 us in eight tasks on two threads, 6.2 us in
- * two (8.8 us on one thread). */
+ * small q8_0 product in eight tasks on two threads was slower than on one
+ * thread (figures: docs/perf-log.md, "Figures behind code comments"). */
 static int product_tasks(const hark_weight *w)
 {
     enum { MIN_TASK_BYTES = 256 << 10 };

@@ -310,8 +310,9 @@ AVX512_VNNI static void matvec_q8_vnni_raw(float *y, const int8_t *xq, const flo
 }
 
 /* RAW weights where they measured faster (interleaved, AMD EPYC): q8_0 for one
- * vector (two: 5 % slower, the signed form's abs and mask being shared by
- * both), q4_0 and q5_0 for any number (their offset comes off for free). */
+ * vector (not two: the signed form's abs and mask are then shared by both),
+ * q4_0 and q5_0 for any number (their offset comes off for free); figures:
+ * docs/perf-log.md, "Figures behind code comments". */
 AVX512_VNNI static void matvec_q8_vnni(float *y, const int8_t *xq, const float *d8,
                                        const float *s8, int m, const uint8_t *w, hark_dtype t,
                                        int rows, int cols, int r0, int r1)

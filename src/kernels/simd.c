@@ -20,7 +20,7 @@
 /* Scalar helpers that the SIMD kernels also call for their tails are inlined
  * there, so that they are VEX-encoded: a legacy SSE instruction run while the
  * upper halves of the vector registers are dirty costs Intel cores (not AMD's)
- * so much that a call per matrix row made f16 decoding 10x slower. */
+ * so much that a call per matrix row made f16 decoding several times slower. */
 #define SCALAR_TAIL inline __attribute__((always_inline))
 
 static float f16_table[65536];
@@ -430,8 +430,8 @@ vecmat16_sweep_avx512(float *y, size_t ldy, const float *x, const int m, const u
 
 /* y[j][c] = sum_r x[j][r] W[r][c] in registers: as many column chunks at once as
  * keep 8 or more accumulators within the 32 registers, then fewer.  From 4
- * vectors on the sweep is faster (a head's scores, 64 x 1500: 5 vectors 23 ->
- * 17 us, 8 vectors 35 -> 23 us); for 1 to 3 it was slower (1: 9 -> 11.5 us). */
+ * vectors on the sweep is faster; for 1 to 3 it was slower (a head's scores,
+ * 64 x 1500; figures: docs/perf-log.md, "Figures behind code comments"). */
 AVX512 static inline __attribute__((always_inline)) void
 vecmat16_m_avx512(float *y, size_t ldy, const float *x, const int m, const uint16_t *w,
                   int rows, int cols)

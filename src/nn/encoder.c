@@ -73,7 +73,7 @@ int hark_encode(const hark_model *m, const float *mel, float *out, hark_workspac
     int d = hp->n_audio_state, n = hp->n_audio_ctx, frames = 2 * n;
     /* the convolutions' im2col columns and conv1's output are dead once the
      * blocks start, so the blocks' scratch reuses them: every float of the
-     * workspace is a page a first window faults in (~10 us each on a VM) */
+     * workspace is a page a first window faults in, at a cost a page (base/files.c) */
     size_t cols1 = (size_t)frames * hp->n_mels * 3, cols2 = (size_t)n * d * 3;
     size_t cols_size = cols1 > cols2 ? cols1 : cols2, h1_size = (size_t)frames * d;
     size_t conv_size = cols_size + h1_size, block_size = block_floats(n, d, hp->n_audio_head);

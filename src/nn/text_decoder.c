@@ -52,12 +52,11 @@ void hark_cross_free(hark_cross *c)
  * tiles of KEY_TILE frames, [h][tile][dh][frames of the tile] (how the
  * cross-attention kernels read them: a query's scores run down a head's 64
  * channels a few dozen frames at a time, so untiled K was 64 strided streams;
- * one tile is one contiguous stream, 8.4-12.2 -> 6.3-7.4 us a head from
- * memory).  Tiles of PACK_T frames x PACK_I channels are narrowed row by row
+ * one tile is one contiguous stream, a quarter faster from memory).  Tiles of PACK_T frames x PACK_I channels are narrowed row by row
  * (vectorised) into a buffer in L1, then written out a channel at a time,
  * PACK_T frames contiguous: the whole thing, done serially with a stride of ac
- * between writes, was most of the cross K/V projection's time (11 of
- * tiny.en's 22 ms) and none of it shared by threads. */
+ * between writes, was half the cross K/V projection's time and none of it
+ * shared by threads (figures: docs/perf-log.md, "Figures behind code comments"). */
 enum { PACK_T = 64, PACK_I = 64, KEY_TILE = 128 }; /* PACK_T divides KEY_TILE */
 
 typedef struct pack_job {
