@@ -11,7 +11,7 @@ done
 cat >"$TMP/use.c" <<'C'
 #include <hark.h>
 #include <stdio.h>
-int main(void) { hark_params p = hark_default_params(); printf("%d %d\n", p.beam_size, p.n_threads); return 0; }
+int main(void) { hark_params p = hark_default_params(); printf("%d %d\n", p.search.beam_size, p.n_threads); return 0; }
 C
 cc -o "$TMP/use" "$TMP/use.c" $(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs hark) -Wl,-rpath,"$P/lib" 2>"$TMP/cc"
 expect_eq "links against the installed library" $? 0
