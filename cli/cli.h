@@ -18,6 +18,10 @@ typedef struct cli_options {
     int recursive;          /* -r                                               */
     int overwrite;          /* --overwrite: redo files whose outputs exist      */
     int shard_k, shard_n;   /* --shard K/N (1-based K); 0/0 = all               */
+    char shard_tag[32];     /* "K/N" as given, "" without --shard (the ledger)  */
+    int balance_duration;   /* --balance duration: shards by length, not position */
+    int dry_run;            /* --dry-run: say what would be done and why        */
+    int redo_changed;       /* --redo-changed: redo files done otherwise        */
     int detect_language;    /* --detect-language: print languages, no transcript */
     double temperature_start;    /* --temperature's one value (0 until given)     */
     int temperatures_given;      /* how many values --temperature had            */

@@ -105,6 +105,12 @@ static const char USAGE[] =
     "  -j, --jobs N              files transcribed at once (model loaded once)\n"
     "      --overwrite           redo files whose outputs already exist\n"
     "      --shard K/N           only the K-th of N slices of the file list\n"
+    "      --balance duration    --shard by length (headers; else size), longest first\n"
+    "                            to the lightest shard (default: position)\n"
+    "      --redo-changed        redo files the ledger says were done with another\n"
+    "                            model or other options (else they are refused)\n"
+    "      --dry-run             list what this run (shard) would do and why; nothing\n"
+    "                            is transcribed\n"
     "      --diarize             stereo files: label each segment with the louder\n"
     "                            channel, (speaker 0) left or 1 right, as whisper.cpp's\n"
     "                            -di (json \"speaker\", a tsv/csv column, vtt <v Speaker0>)\n"
@@ -739,6 +745,10 @@ static int parse_file_option(cli_options *o, int argc, char **argv, int *i)
         o->recursive = 1;
     else if (!strcmp(a, "--overwrite"))
         o->overwrite = 1;
+    else if (!strcmp(a, "--redo-changed"))
+        o->redo_changed = 1;
+    else if (!strcmp(a, "--dry-run"))
+        o->dry_run = 1;
     else if (!strcmp(a, "--detect-language"))
         o->detect_language = 1;
     else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
@@ -767,6 +777,12 @@ static int parse_file_option(cli_options *o, int argc, char **argv, int *i)
         if (sscanf(v, "%d/%d", &o->shard_k, &o->shard_n) != 2 || o->shard_n < 1 ||
             o->shard_k < 1 || o->shard_k > o->shard_n)
             return usage_error("--shard takes K/N with 1 <= K <= N");
+        snprintf(o->shard_tag, sizeof o->shard_tag, "%d/%d", o->shard_k, o->shard_n);
+        (*i)++;
+    } else if (v && !strcmp(a, "--balance")) {
+        if (strcmp(v, "duration") && strcmp(v, "position"))
+            return usage_error("--balance takes duration or position");
+        o->balance_duration = !strcmp(v, "duration");
         (*i)++;
     } else
         return 0;
