@@ -85,7 +85,7 @@ static void list_add(list *l, char *path, char *name)
         free(path), free(name), l->failed++;
         return;
     }
-    l->v[l->n++] = (item){path, name, NULL, NULL, PENDING, 0};
+    l->v[l->n++] = (item){path, name, NULL, NULL, NULL, PENDING, 0};
 }
 
 static void walk_dir(list *l, const char *dir, const char *rel, int recursive);
@@ -161,6 +161,7 @@ void cli_file_free(item *it)
     free(it->name);
     free(it->text);
     free(it->clash);
+    free(it->error);
 }
 
 static int by_path(const void *a, const void *b)

@@ -13,6 +13,7 @@ typedef struct cli_file {
     char *name;        /* output name under -o, without the format's extension  */
     char *clash;       /* with -o: an earlier input with the same output name   */
     char *text;        /* without -o: its transcript, waiting for its turn      */
+    char *error;       /* failed: why, for the ledger                           */
     int state;         /* PENDING, DONE or FAILED                               */
     double seconds;    /* --balance duration: its length, or its estimate       */
 } cli_file;
@@ -35,9 +36,13 @@ void cli_files_free(cli_files *l);
 
 /* --shard K/N: keeps slice K (1-based) of N; by_duration: --balance duration. */
 void cli_take_shard(cli_files *l, int k, int n, int by_duration);
+typedef struct cli_shard_total {
+    int files;
+    double seconds;    /* from the headers, sizes where they cannot tell */
+} cli_shard_total;
 /* Which shard (1-based) of n each file of the whole list belongs to, into shard[]
- * (l->n of them); totals[] (n of them, may be NULL) gets each shard's seconds
- * with by_duration, else its file count.  0, or -1 out of memory. */
-int cli_assign_shards(cli_files *l, int n, int by_duration, int *shard, double *totals);
+ * (l->n of them), and when totals (n of them) is not NULL, each shard's files and
+ * seconds.  0, or -1 out of memory. */
+int cli_assign_shards(cli_files *l, int n, int by_duration, int *shard, cli_shard_total *totals);
 
 #endif

@@ -34,7 +34,9 @@ static int longest_first(const void *a, const void *b)
 
 /* Lengths compared in whole milliseconds: sums of integers are exact, so every
  * machine picks the same lightest shard. */
-static int balance(cli_files *l, int n, int *shard, double *totals)
+static long long ms(double seconds) { return seconds > 0 ? (long long)(seconds * 1000 + 0.5) : 0; }
+
+static int balance(cli_files *l, int n, int *shard)
 {
     size_t *order = malloc((l->n ? l->n : 1) * sizeof *order);
     long long *load = calloc((size_t)n, sizeof *load);
@@ -43,7 +45,7 @@ static int balance(cli_files *l, int n, int *shard, double *totals)
         return -1;
     }
     for (size_t i = 0; i < l->n; i++)
-        order[i] = i, l->v[i].seconds = file_seconds(l->v[i].path);
+        order[i] = i;
     g_sorting = l;
     qsort(order, l->n, sizeof *order, longest_first);
     for (size_t j = 0; j < l->n; j++) {
@@ -51,26 +53,27 @@ static int balance(cli_files *l, int n, int *shard, double *totals)
         for (int k = 1; k < n; k++)
             if (load[k] < load[best])
                 best = k;
-        double s = l->v[order[j]].seconds;
-        load[best] += s > 0 ? (long long)(s * 1000 + 0.5) : 0;
+        load[best] += ms(l->v[order[j]].seconds);
         shard[order[j]] = best + 1;
     }
-    for (int k = 0; totals && k < n; k++)
-        totals[k] = (double)load[k] / 1000;
     free(order), free(load);
     return 0;
 }
 
-int cli_assign_shards(cli_files *l, int n, int by_duration, int *shard, double *totals)
+int cli_assign_shards(cli_files *l, int n, int by_duration, int *shard, cli_shard_total *totals)
 {
-    if (by_duration)
-        return balance(l, n, shard, totals);
-    for (int k = 0; totals && k < n; k++)
-        totals[k] = 0;
-    for (size_t i = 0; i < l->n; i++) {
+    if (by_duration || totals)
+        for (size_t i = 0; i < l->n; i++)
+            l->v[i].seconds = file_seconds(l->v[i].path);
+    if (by_duration && balance(l, n, shard))
+        return -1;
+    for (size_t i = 0; !by_duration && i < l->n; i++)
         shard[i] = (int)(i % (size_t)n) + 1; /* every N-th file from the K-th on */
-        if (totals)
-            totals[shard[i] - 1]++;
+    for (int k = 0; totals && k < n; k++)
+        totals[k] = (cli_shard_total){0, 0};
+    for (size_t i = 0; totals && i < l->n; i++) {
+        totals[shard[i] - 1].files++;
+        totals[shard[i] - 1].seconds += (double)ms(l->v[i].seconds) / 1000;
     }
     return 0;
 }
