@@ -10,13 +10,6 @@ T=$TMP
 # Sanitizer reports go to files checked at the end: stderr is captured below.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:log_path=$T/san" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}:log_path=$T/san"
 
-# clip_ms MS OUT: the clip's first MS milliseconds as a WAV (16 kHz, 16-bit mono),
-# so that files differ and an out-of-order or mixed-up result shows.
-clip_ms() {
-    local d=$(($1 * 32))
-    { head -c 4 $CLIP; le32 $((36 + d)); head -c 40 $CLIP | tail -c +9; le32 $d
-      tail -c +45 $CLIP | head -c $d; } >"$2"
-}
 # progress_paths FILE: the paths of the "[i/n] path: ..." lines, sorted.
 progress_paths() { sed -nE 's/^\[[0-9]+\/[0-9]+\] (.*): [0-9.]+ s audio, [0-9.]+ s$/\1/p' "$1" | LC_ALL=C sort; }
 # outputs DIR: the files under DIR, relative, sorted, on one line (not the ledgers
