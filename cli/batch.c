@@ -601,7 +601,9 @@ static int open_ledger(batch *b)
     if (!o->out_dir || o->out_file)
         return 0;
     if (cli_ledger_read(o->out_dir, &b->records, err, sizeof err) == 0 &&
-        (o->dry_run || (b->ledger = cli_ledger_open(o->out_dir, o->shard_tag, err, sizeof err))))
+        (o->dry_run || (b->ledger = cli_ledger_open(o->out_dir, o->shard_tag,
+                                                    o->balance_duration ? "duration" : "position",
+                                                    err, sizeof err))))
         return 0;
     fprintf(stderr, "hark: %s\n", err);
     return -1;

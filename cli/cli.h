@@ -85,6 +85,9 @@ hark_model *cli_load_models(const cli_options *o, hark_vad **vad);
 hark_model *cli_load_model(const cli_options *o);
 /* Transcribes files and directories; returns the exit status. */
 int cli_run_batch(const cli_options *o, char **inputs, int n);
+/* hark summary OUT [INPUTS...] [-r] [--json]: the report on a batch's ledgers;
+ * returns the exit status (summary.c). */
+int cli_summary_main(int argc, char **argv);
 /* hark test MANIFEST|DIR [options]; returns the exit status. */
 int cli_test_main(int argc, char **argv);
 /* hark bench -m MODEL [options]; returns the exit status. */

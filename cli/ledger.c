@@ -22,7 +22,7 @@
 struct cli_ledger {
     int fd;
     char path[4096];
-    char host[256], shard[32];
+    char host[256], shard[32], balance[16];
     double run;              /* when this process started, epoch seconds */
     pthread_mutex_t lock;
 };
@@ -61,7 +61,8 @@ static void shard_tag(const char *shard, char *out, size_t n)
         snprintf(out, n, "all");
 }
 
-cli_ledger *cli_ledger_open(const char *out_dir, const char *shard, char *err, size_t errlen)
+cli_ledger *cli_ledger_open(const char *out_dir, const char *shard, const char *balance,
+                            char *err, size_t errlen)
 {
     cli_ledger *lg = calloc(1, sizeof *lg);
     char tag[32];
@@ -75,6 +76,7 @@ cli_ledger *cli_ledger_open(const char *out_dir, const char *shard, char *err, s
         if (*c == '/')
             *c = '_';
     snprintf(lg->shard, sizeof lg->shard, "%s", shard);
+    snprintf(lg->balance, sizeof lg->balance, "%s", balance);
     shard_tag(shard, tag, sizeof tag);
     snprintf(lg->path, sizeof lg->path, "%s/%s/%s-%s-%ld.jsonl", out_dir, CLI_LEDGER_DIR,
              lg->host, tag, (long)getpid());
@@ -112,6 +114,7 @@ static char *line_of(const cli_ledger *lg, const cli_record *r)
     add_string(j, "options", r->options);
     add_string(j, "host", lg->host);
     add_string(j, "shard", lg->shard);
+    add_string(j, "balance", lg->balance);
     cJSON_AddNumberToObject(j, "pid", (double)getpid());
     cJSON_AddNumberToObject(j, "run", lg->run);
     cJSON_AddNumberToObject(j, "t", epoch_now());

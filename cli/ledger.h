@@ -17,6 +17,7 @@ typedef struct cli_record {
     char *status;           /* "done", "failed", "skipped"; "end": a run's last line */
     char *error;            /* failed: the one-line message; else NULL             */
     char *host, *shard;     /* where, and "K/N" ("" without --shard)               */
+    char *balance;          /* with --shard: "duration" or "position"             */
     char *model, *options;  /* hark_model_identity, the options' digest (hex)      */
     char *ledger;           /* the ledger file it came from (its name)             */
     double size, mtime;     /* the input's bytes and modification time (s)         */
@@ -35,14 +36,16 @@ typedef struct cli_records {
  * and sort first).  No ledger is no record; 0, or -1 with err ("OUT/...: why"). */
 int cli_ledger_read(const char *out_dir, cli_records *r, char *err, size_t errlen);
 void cli_records_free(cli_records *r);
-/* The latest record of name whose status is done (or skipped too, with any
- * nonzero), NULL when none. */
+/* The latest record of name whose status is done (any 1: or skipped; 2: or
+ * failed too), NULL when none. */
 const cli_record *cli_records_last(const cli_records *r, const char *name, int any);
 
 typedef struct cli_ledger cli_ledger;
 /* Opens this process's ledger OUT/.hark-ledger/HOST-SHARD-PID.jsonl for appending,
- * creating the folders; shard "K/N" or "".  NULL with err when it cannot. */
-cli_ledger *cli_ledger_open(const char *out_dir, const char *shard, char *err, size_t errlen);
+ * creating the folders; shard "K/N" or "", and how shards are made ("duration",
+ * "position").  NULL with err when it cannot. */
+cli_ledger *cli_ledger_open(const char *out_dir, const char *shard, const char *balance,
+                            char *err, size_t errlen);
 /* Appends r's line (its host, shard, pid, run and t are the ledger's), in one
  * write, synced; thread-safe.  0, or -1 with err. */
 int cli_ledger_append(cli_ledger *lg, const cli_record *r, char *err, size_t errlen);

@@ -35,6 +35,7 @@ static int parse_line(const char *s, size_t n, const char *ledger, cli_record *r
     r->path = string_of(j, "path"), r->name = string_of(j, "name");
     r->error = string_of(j, "error"), r->host = string_of(j, "host");
     r->shard = string_of(j, "shard"), r->model = string_of(j, "model");
+    r->balance = string_of(j, "balance");
     r->options = string_of(j, "options"), r->ledger = strdup(ledger);
     r->size = number_of(j, "size"), r->mtime = number_of(j, "mtime");
     r->audio = number_of(j, "audio_s"), r->wall = number_of(j, "wall_s");
@@ -47,7 +48,7 @@ static int parse_line(const char *s, size_t n, const char *ledger, cli_record *r
 static void record_free(cli_record *r)
 {
     free(r->path), free(r->name), free(r->status), free(r->error), free(r->host);
-    free(r->shard), free(r->model), free(r->options), free(r->ledger);
+    free(r->shard), free(r->balance), free(r->model), free(r->options), free(r->ledger);
 }
 
 static int add(cli_records *rs, const cli_record *r)
@@ -150,7 +151,8 @@ const cli_record *cli_records_last(const cli_records *rs, const char *name, int 
     while (i + 1 < rs->n && name_cmp(name, &rs->v[i + 1]) == 0)
         i++; /* the last of its run: the latest */
     for (size_t k = i + 1; k-- > 0 && name_cmp(name, &rs->v[k]) == 0;)
-        if (!strcmp(rs->v[k].status, "done") || (any && !strcmp(rs->v[k].status, "skipped")))
+        if (!strcmp(rs->v[k].status, "done") || (any && !strcmp(rs->v[k].status, "skipped")) ||
+            (any > 1 && !strcmp(rs->v[k].status, "failed")))
             return &rs->v[k];
     return NULL;
 }
