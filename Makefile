@@ -3,7 +3,7 @@ PREFIX ?= /usr/local
 CC ?= cc
 PKGS = fftw3f sndfile openblas libcjson soxr zlib
 DEB_PKGS = build-essential pkg-config libfftw3-dev libsndfile1-dev libopenblas-dev \
-           libcjson-dev libsoxr-dev zlib1g-dev sox curl
+           libcjson-dev libsoxr-dev zlib1g-dev sox curl jq
 # ffmpeg: what libsndfile cannot read (MP4/M4A, WebM, video) is decoded by it when
 # it is there; the tests use it, hark builds and runs without it
 RUN_PKGS = ffmpeg
@@ -31,7 +31,7 @@ TESTS = $(TEST_SRC:tests/%.c=$(B)/tests/%)
 SAN_TESTS = $(TEST_SRC:tests/%.c=$(B)/san/tests/%)
 HDRS = $(wildcard include/*.h src/*.h src/*/*.h cli/*.h tests/*.h)
 
-.PHONY: all deps test test-build test-fast demo install clean fuzz
+.PHONY: all deps test test-build test-fast test-cluster demo install clean fuzz
 all: $(B)/hark $(B)/libhark.a $(B)/libhark.so
 
 $(B)/obj/%.o: %.c $(HDRS)
@@ -83,6 +83,15 @@ test: deps
 test-build: all $(TESTS) $(B)/san/hark $(SAN_TESTS)
 test-fast: test-build
 	@bash tests/run.sh
+
+# docs/batch.md's Slurm job array (with a cancelled and a killed task, resubmitted)
+# and its GNU parallel line, on a one-node Slurm cluster that the test starts in a
+# temporary directory and stops (tests/cluster/test_cluster.sh; needs root)
+CLUSTER_PKGS = slurm-wlm munge parallel
+test-cluster: deps
+	@$(call install_missing,$(CLUSTER_PKGS),)
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@bash tests/cluster/test_cluster.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all

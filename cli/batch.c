@@ -1,8 +1,6 @@
 /* Transcribing the inputs named on the command line.
  *
- * Inputs are files, or directories walked for audio files (recursively with
- * -r).  The file list is sorted bytewise and deduplicated so that every run,
- * on every machine, sees the same order: --shard K/N slices that order.  With
+ * The file list (inputs.c), or the slice of it a shard keeps (shard.c).  With
  * -o, a file whose outputs all exist is skipped (so a killed batch resumes),
  * and the outputs of a file found in a walked directory mirror its relative
  * subdirectory under the output directory (so a/x.wav and b/x.wav do not
@@ -10,39 +8,28 @@
  * context; without -o (one input: main.c sends several to the current
  * directory), the transcript goes to stdout, in input order in any case.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "face.h"
+#include "inputs.h"
+#include "ledger.h"
 
-enum { MAX_FORMATS = 8, PENDING = 0, DONE = 1, FAILED = 2 };
+enum { MAX_FORMATS = 8 };
 
-typedef struct item {
-    char *path;        /* the audio file, as named or as found                  */
-    char *name;        /* output name under -o, without the format's extension  */
-    char *clash;       /* with -o: an earlier input with the same output name   */
-    char *text;        /* without -o: its transcript, waiting for its turn      */
-    int state;         /* PENDING, DONE or FAILED                               */
-} item;
-
-typedef struct list {
-    item *v;
-    size_t n, cap;
-    int failed;        /* inputs that could not be walked */
-    int any_dir;       /* a directory was named: this is a batch */
-} list;
+typedef cli_file item;
+typedef cli_files list;
 
 typedef struct batch batch;
 
@@ -50,7 +37,8 @@ typedef struct batch batch;
 typedef struct worker_arg {
     batch *b;
     hark_context *ctx;
-    const item *it;     /* the file being transcribed */
+    item *it;           /* the file being transcribed */
+    double t0;          /* when it was taken */
     int printed;        /* its segments printed so far: the next is segment printed */
     double done, total; /* seconds of the current file transcribed, of its length
                          * (under the batch's lock) */
@@ -70,219 +58,14 @@ struct batch {
     int stream_txt;            /* one file to stdout as txt: line by line */
     worker_arg *workers;       /* their progress within files, for the bar */
     int n_workers;
+    hark_model *model_loaded;  /* loaded early when the ledger needs its identity */
+    hark_vad *vad;
+    cli_ledger *ledger;        /* with -o: this process's, NULL when it cannot be had */
+    cli_records records;       /* every process's, read at the start      */
+    char model_id[20], options_id[20]; /* what this run's records say   */
+    int ledger_failed;         /* a line could not be written: exit 1     */
     pthread_mutex_t lock;      /* everything above that workers change    */
 };
-
-/* ---- the file list */
-
-int cli_is_audio_name(const char *name)
-{
-    static const char *const ext[] = {"wav", "wave", "flac", "ogg", "oga", "opus", "mp3", "aiff",
-                                      "aif", "aifc", "au", "snd", "caf", "w64", "rf64",
-                                      /* and what hark reads through ffmpeg */
-                                      "m4a", "mp4", "aac", "webm", "wma", "amr", "mka", "mkv",
-                                      "mov", "avi", "3gp", "ac3"};
-    const char *base = strrchr(name, '/'), *dot;
-    base = base ? base + 1 : name;
-    dot = strrchr(base, '.');
-    if (!dot || dot == base)
-        return 0;
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
-        if (strcasecmp(dot + 1, ext[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* "dir/a/b.wav" -> "dir/a/b" (only the last component loses its extension). */
-static char *strip_ext(const char *path)
-{
-    char *s = strdup(path);
-    if (!s)
-        return NULL;
-    char *base = strrchr(s, '/'), *dot;
-    base = base ? base + 1 : s;
-    dot = strrchr(base, '.');
-    if (dot && dot != base)
-        *dot = 0;
-    return s;
-}
-
-/* "dir/a/b.wav" -> "b"; "-" -> "stdin". */
-static char *stem_of(const char *path)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    return strip_ext(strcmp(path, "-") == 0 ? "stdin" : base);
-}
-
-/* dir + "/" + name, without doubling a trailing slash of dir. */
-static char *join_path(const char *dir, const char *name)
-{
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/')
-        n--;
-    size_t len = n + strlen(name) + 2;
-    char *s = malloc(len);
-    if (s)
-        snprintf(s, len, "%.*s%s%s", (int)n, dir, n && dir[n - 1] == '/' ? "" : "/", name);
-    return s;
-}
-
-/* Takes ownership of path and name. */
-static void list_add(list *l, char *path, char *name)
-{
-    if (path && name && l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 64;
-        item *v = realloc(l->v, cap * sizeof *v);
-        if (v)
-            l->v = v, l->cap = cap;
-    }
-    if (!path || !name || l->n == l->cap) {
-        fprintf(stderr, "hark: out of memory for the file list\n");
-        free(path), free(name), l->failed++;
-        return;
-    }
-    l->v[l->n++] = (item){path, name, NULL, NULL, PENDING};
-}
-
-static void walk_dir(list *l, const char *dir, const char *rel, int recursive);
-
-/* One directory entry: a subdirectory (walked with -r; symbolic links to
- * directories are not followed, so a walk cannot loop) or an audio file. */
-static void add_entry(list *l, const char *path, const char *rel, int recursive)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return; /* gone since readdir */
-    if (S_ISDIR(st.st_mode)) {
-        if (recursive)
-            walk_dir(l, path, rel, 1);
-        return;
-    }
-    if (S_ISLNK(st.st_mode) && stat(path, &st) != 0)
-        st.st_mode = S_IFREG; /* dangling: reading it will say why */
-    if (S_ISREG(st.st_mode) && cli_is_audio_name(rel))
-        list_add(l, strdup(path), strip_ext(rel));
-}
-
-/* rel is the path below the directory named on the command line (NULL at its
- * top): the output name mirrors it.  Hidden entries (".x", macOS "._x.wav")
- * are skipped. */
-static void walk_dir(list *l, const char *dir, const char *rel, int recursive)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "hark: %s: %s\n", dir, strerror(errno));
-        l->failed++;
-        return;
-    }
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        char *path = join_path(dir, e->d_name);
-        char *sub = rel ? join_path(rel, e->d_name) : strdup(e->d_name);
-        if (path && sub)
-            add_entry(l, path, sub, recursive);
-        else
-            l->failed++;
-        free(path);
-        free(sub);
-    }
-    closedir(d);
-}
-
-/* Files are taken as named, whatever their extension; directories are walked. */
-static void collect_inputs(list *l, char **inputs, int n, int recursive)
-{
-    for (int i = 0; i < n; i++) {
-        struct stat st;
-        if (strcmp(inputs[i], "-") == 0 || stat(inputs[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
-            list_add(l, strdup(inputs[i]), stem_of(inputs[i]));
-            continue;
-        }
-        size_t had = l->n;
-        int failed = l->failed;
-        l->any_dir = 1;
-        walk_dir(l, inputs[i], NULL, recursive);
-        if (l->n == had && l->failed == failed) {
-            fprintf(stderr, "hark: %s: no audio files%s\n", inputs[i],
-                    recursive ? "" : " (-r walks subdirectories)");
-            l->failed++;
-        }
-    }
-}
-
-static void item_free(item *it)
-{
-    free(it->path);
-    free(it->name);
-    free(it->text);
-    free(it->clash);
-}
-
-static int by_path(const void *a, const void *b)
-{
-    const item *x = a, *y = b;
-    int c = strcmp(x->path, y->path);
-    return c ? c : strcmp(x->name, y->name);
-}
-
-/* Bytewise order by full path (strcmp compares unsigned bytes, whatever the
- * locale), each path once: the same list on every machine. */
-static void sort_unique(list *l)
-{
-    if (l->n)
-        qsort(l->v, l->n, sizeof *l->v, by_path);
-    size_t k = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        if (k && strcmp(l->v[k - 1].path, l->v[i].path) == 0)
-            item_free(&l->v[i]);
-        else
-            l->v[k++] = l->v[i];
-    }
-    l->n = k;
-}
-
-static int by_name(const void *a, const void *b)
-{
-    const item *x = *(const item *const *)a, *y = *(const item *const *)b;
-    int c = strcmp(x->name, y->name);
-    return c ? c : strcmp(x->path, y->path);
-}
-
-/* Inputs that would write the same outputs (x.wav and x.flac side by side, or
- * two named files x.wav): all but the first in path order fail, decided on
- * the whole list so that every shard agrees. */
-static void mark_clashes(list *l)
-{
-    item **p = malloc((l->n ? l->n : 1) * sizeof *p);
-    if (!p)
-        return;
-    for (size_t i = 0; i < l->n; i++)
-        p[i] = &l->v[i];
-    qsort(p, l->n, sizeof *p, by_name);
-    for (size_t i = 1, first = 0; i < l->n; i++) {
-        if (strcmp(p[i]->name, p[first]->name) == 0)
-            p[i]->clash = strdup(p[first]->path); /* outlives the shard */
-        else
-            first = i;
-    }
-    free(p);
-}
-
-/* Slice K (1-based) of N: every N-th file from the K-th on.  Disjoint, and
- * together the N slices cover the list, with no coordination needed. */
-static void take_shard(list *l, int k, int n)
-{
-    size_t kept = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        if (i % (size_t)n == (size_t)(k - 1))
-            l->v[kept++] = l->v[i];
-        else
-            item_free(&l->v[i]);
-    }
-    l->n = kept;
-}
 
 /* ---- outputs */
 
@@ -302,24 +85,6 @@ static int outputs_exist(const batch *b, const item *it)
             !S_ISREG(st.st_mode))
             return 0;
     return 1;
-}
-
-/* Creates every directory above path (the output directory itself included). */
-static int make_parents(char *path, char *err, size_t errlen)
-{
-    for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
-        *s = 0;
-        struct stat st;
-        int bad = mkdir(path, 0777) != 0 && errno != EEXIST;
-        if (!bad && (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)))
-            bad = 1, errno = ENOTDIR;
-        if (bad)
-            snprintf(err, errlen, "%s: cannot create directory (%s)", path, strerror(errno));
-        *s = '/';
-        if (bad)
-            return -1;
-    }
-    return 0;
 }
 
 /* SIGINT/SIGTERM with -o: exit at once unless outputs are being written, else
@@ -462,30 +227,67 @@ static void finish(worker_arg *w, item *it, int ok, double audio, double secs)
     pthread_mutex_unlock(&b->lock);
 }
 
+/* ---- the ledger */
+
+/* it's line in this process's ledger; a line that cannot be written is said
+ * once, and the exit status becomes 1 (the outputs themselves are whole). */
+static void log_file(batch *b, const item *it, const char *status, double audio, double wall)
+{
+    struct stat st;
+    char err[4200];
+    int known = stat(it->path, &st) == 0;
+    cli_record r = {.path = it->path, .name = it->name, .status = (char *)status,
+                    .error = it->error, .model = b->model_id, .options = b->options_id,
+                    .size = known ? (double)st.st_size : -1,
+                    .mtime = known ? (double)st.st_mtim.tv_sec + 1e-9 * (double)st.st_mtim.tv_nsec : 0,
+                    .audio = audio, .wall = wall};
+    if (!b->ledger || cli_ledger_append(b->ledger, &r, err, sizeof err) == 0)
+        return;
+    pthread_mutex_lock(&b->lock);
+    int first = !b->ledger_failed++;
+    pthread_mutex_unlock(&b->lock);
+    if (first)
+        say_error(b, err);
+}
+
 /* ---- transcribing */
 
-static int write_outputs(batch *b, hark_context *ctx, const item *it)
+/* A file's failure: said now, kept for the ledger. */
+static void fail_file(batch *b, item *it, const char *msg)
 {
+    say_error(b, msg);
+    free(it->error);
+    it->error = strdup(msg);
+}
+
+/* The outputs, each renamed into place, then the ledger's line, all before a
+ * signal may end the process: a file whose outputs exist is in the ledger but
+ * for a SIGKILL between the two (resuming then skips it as without a ledger). */
+static int write_outputs(worker_arg *w, item *it)
+{
+    batch *b = w->b;
     char path[PATH_MAX], err[PATH_MAX + 100];
     int rc = 0;
     for (int f = 0; f < b->n_fmt && !rc; f++)
         if ((rc = out_path(b, it, b->fmt[f], path, sizeof path)))
             snprintf(err, sizeof err, "%s: output name too long", it->path);
     if (!rc)
-        rc = make_parents(path, err, sizeof err);
+        rc = cli_make_parents(path, err, sizeof err);
     if (!rc && writes_begin())
         return 0; /* interrupted: the process is about to exit */
     if (rc) {
-        say_error(b, err);
+        fail_file(b, it, err);
         return 0;
     }
     for (int f = 0; f < b->n_fmt && !rc; f++) {
         out_path(b, it, b->fmt[f], path, sizeof path);
-        rc = hark_write_output(ctx, b->fmt[f], &b->o->layout, path, err, sizeof err);
+        rc = hark_write_output(w->ctx, b->fmt[f], &b->o->layout, path, err, sizeof err);
     }
+    if (!rc)
+        log_file(b, it, "done", hark_audio_seconds(w->ctx), now() - w->t0);
     writes_end();
     if (rc)
-        say_error(b, err);
+        fail_file(b, it, err);
     return !rc;
 }
 
@@ -551,21 +353,23 @@ static void print_segment(double start, double end, const char *text, void *user
     free(line);
 }
 
-static int transcribe_one(batch *b, hark_context *ctx, item *it)
+static int transcribe_one(worker_arg *w, item *it)
 {
+    batch *b = w->b;
+    hark_context *ctx = w->ctx;
     if (hark_transcribe_file(ctx, it->path) != 0) {
-        say_error(b, hark_last_error(ctx));
+        fail_file(b, it, hark_last_error(ctx));
         return 0;
     }
     if (b->stream_txt || (b->o->verbose && !b->o->out_dir))
         return 1; /* printed already */
     if (b->o->out_dir)
-        return write_outputs(b, ctx, it);
+        return write_outputs(w, it);
     if (format_outputs(b, ctx, it))
         return 1;
     char msg[PATH_MAX + 32];
     snprintf(msg, sizeof msg, "%s: out of memory", it->path);
-    say_error(b, msg);
+    fail_file(b, it, msg);
     return 0;
 }
 
@@ -593,11 +397,13 @@ static void *worker(void *arg)
 {
     worker_arg *w = arg;
     for (size_t i; (i = take(w->b)) < w->b->n;) {
-        double t = now();
+        w->t0 = now();
         w->it = &w->b->v[i];
         w->printed = 0;
-        int ok = transcribe_one(w->b, w->ctx, &w->b->v[i]);
-        finish(w, &w->b->v[i], ok, hark_audio_seconds(w->ctx), now() - t);
+        int ok = transcribe_one(w, w->it);
+        if (!ok && !atomic_load(&g_stop))
+            log_file(w->b, w->it, "failed", 0, now() - w->t0);
+        finish(w, w->it, ok, hark_audio_seconds(w->ctx), now() - w->t0);
     }
     return NULL;
 }
@@ -617,13 +423,25 @@ static void run_workers(worker_arg *w, int n)
 }
 
 /* One model, one context per worker.  Returns 0, or 1 when nothing could run. */
+/* The model (and VAD model), once: planning loads it when the ledger needs its
+ * identity.  0, or -1 when it cannot be loaded (said). */
+static int load_model(batch *b)
+{
+    if (b->model_loaded)
+        return 0;
+    if (!(b->model_loaded = cli_load_models(b->o, &b->vad)))
+        return -1;
+    b->model = b->model_loaded;
+    snprintf(b->model_id, sizeof b->model_id, "%016llx", hark_model_identity(b->model));
+    return 0;
+}
+
 static int run(batch *b)
 {
-    hark_vad *vad;
-    hark_model *model = cli_load_models(b->o, &vad);
-    if (!model)
+    if (load_model(b))
         return 1;
-    b->model = model;
+    const hark_model *model = b->model;
+    hark_vad *vad = b->vad;
     int n = b->o->jobs < (int)b->n ? b->o->jobs : (int)b->n, made = 0;
     worker_arg *w = calloc((size_t)n, sizeof *w);
     hark_params params = b->o->params;
@@ -649,8 +467,6 @@ static int run(batch *b)
         hark_context_free(w[i].ctx);
     b->workers = NULL, b->n_workers = 0;
     free(w);
-    hark_model_free(model);
-    hark_vad_free(vad);
     return made ? 0 : 1;
 }
 
@@ -665,27 +481,92 @@ static void set_formats(batch *b)
         snprintf(b->fmt[b->n_fmt++], sizeof b->fmt[0], "%s", f);
 }
 
-/* Keeps the files to transcribe: a clash fails, complete outputs skip. */
-static void plan(batch *b, list *l)
+enum { DO, SKIP, CLASH, CHANGED, NO_MODEL };
+
+/* What resuming makes of a file whose outputs all exist, from its ledger line:
+ * done with this run's model, options and input bytes, it is skipped; done
+ * otherwise, redone with --redo-changed and refused without. */
+static int ledger_verdict(batch *b, const item *it, const char **why)
 {
-    size_t k = 0;
+    const cli_record *r = cli_records_last(&b->records, it->name, 0);
+    struct stat st;
+    *why = "its outputs exist";
+    if (!r)
+        return SKIP; /* written before ledgers, or killed between outputs and line */
+    if (load_model(b))
+        return NO_MODEL;
+    if (!r->model || strcmp(r->model, b->model_id))
+        *why = "done with another model";
+    else if (!r->options || strcmp(r->options, b->options_id))
+        *why = "done with other options";
+    else if (stat(it->path, &st) != 0 || (double)st.st_size != r->size ||
+             fabs(st.st_mtim.tv_sec + 1e-9 * st.st_mtim.tv_nsec - r->mtime) > 1e-6)
+        *why = "its input changed since it was done";
+    else {
+        *why = "done with this model and these options";
+        return SKIP;
+    }
+    return b->o->redo_changed ? DO : CHANGED;
+}
+
+static int verdict(batch *b, const item *it, const char **why)
+{
+    *why = "to do";
+    if (it->clash) {
+        *why = "its outputs would overwrite those of another input";
+        return CLASH;
+    }
+    if (!b->o->out_dir || b->o->overwrite || !outputs_exist(b, it))
+        return DO;
+    return ledger_verdict(b, it, why);
+}
+
+/* --dry-run: a line on stdout for each file of this shard, what and why. */
+static void say_plan(const item *it, int v, const char *why)
+{
+    static const char *const what[] = {"do", "skip", "fail", "refuse"};
+    char line[PATH_MAX + 200];
+    snprintf(line, sizeof line, "%s %s: %s\n", what[v], it->path, why);
+    cli_print(line);
+}
+
+/* Keeps the files to transcribe: a clash fails, complete outputs skip (as the
+ * ledger says).  -1 when files done otherwise are refused, or the model that
+ * tells them apart cannot be loaded. */
+static int plan(batch *b, list *l)
+{
+    size_t k = 0, changed = 0;
+    const char *why, *first_why = NULL;
+    char first[PATH_MAX] = "";
     for (size_t i = 0; i < l->n; i++) {
         item *it = &l->v[i];
-        if (it->clash) {
-            fprintf(stderr, "hark: %s: its outputs %s/%s.* would overwrite those of %s\n",
-                    it->path, b->o->out_dir, it->name, it->clash);
-            b->failed++;
-        } else if (b->o->out_dir && !b->o->overwrite && outputs_exist(b, it)) {
-            b->skipped++;
-        } else {
+        int v = verdict(b, it, &why);
+        if (v == NO_MODEL)
+            return -1;
+        if (b->o->dry_run)
+            say_plan(it, v, why);
+        if (v == CLASH && !b->o->dry_run) {
+            char msg[3 * PATH_MAX];
+            snprintf(msg, sizeof msg, "%s: its outputs %s/%s.* would overwrite those of %s",
+                     it->path, b->o->out_dir, it->name, it->clash);
+            fail_file(b, it, msg);
+            log_file(b, it, "failed", 0, 0);
+        } else if (v == SKIP && !b->o->dry_run)
+            log_file(b, it, "skipped", 0, 0);
+        b->failed += v == CLASH, b->skipped += v == SKIP;
+        if (v == CHANGED && !changed++)
+            snprintf(first, sizeof first, "%s", it->path), first_why = why;
+        if (v == DO)
             l->v[k++] = *it;
-            continue;
-        }
-        item_free(it);
+        else
+            cli_file_free(it);
     }
-    l->n = k;
-    b->v = l->v;
-    b->n = k;
+    l->n = k, b->v = l->v, b->n = k;
+    if (changed && !b->o->dry_run)
+        fprintf(stderr, "hark: %s: %zu file%s %s (the first: %s); --redo-changed redoes %s, "
+                "--overwrite every file\n", b->o->out_dir, changed, changed > 1 ? "s were" : " was",
+                first_why, first, changed > 1 ? "them" : "it");
+    return changed && !b->o->dry_run ? -1 : 0;
 }
 
 static void summary(const batch *b)
@@ -698,30 +579,88 @@ static void summary(const batch *b)
             b->done, b->skipped, b->failed, b->audio / 3600, wall, rtf);
 }
 
+/* The run's last line in the ledger: a shard whose latest process has none was
+ * killed or is still running (hark summary's shards to resubmit). */
+static void log_end(batch *b)
+{
+    char err[4200];
+    cli_record r = {.status = "end", .model = b->model_id, .options = b->options_id,
+                    .audio = b->audio, .wall = now() - b->t0};
+    if (b->ledger && cli_ledger_append(b->ledger, &r, err, sizeof err) && !b->ledger_failed++)
+        fprintf(stderr, "hark: %s\n", err);
+}
+
+/* With -o (not -of), this process's ledger and every process's records; 0, or
+ * -1 (said) when either cannot be had: a batch that cannot keep its ledger
+ * would resume blind. */
+static int open_ledger(batch *b)
+{
+    const cli_options *o = b->o;
+    char err[4200];
+    snprintf(b->options_id, sizeof b->options_id, "%016llx", cli_options_digest(o));
+    if (!o->out_dir || o->out_file)
+        return 0;
+    if (cli_ledger_read(o->out_dir, &b->records, err, sizeof err) == 0 &&
+        (o->dry_run || (b->ledger = cli_ledger_open(o->out_dir, o->shard_tag,
+                                                    o->balance_duration ? "duration" : "position",
+                                                    err, sizeof err))))
+        return 0;
+    fprintf(stderr, "hark: %s\n", err);
+    return -1;
+}
+
+/* --dry-run with --shard: every shard's files and seconds, this one marked. */
+static void say_shards(const cli_options *o, list *l)
+{
+    int *shard = malloc((l->n ? l->n : 1) * sizeof *shard);
+    cli_shard_total *t = calloc((size_t)o->shard_n, sizeof *t);
+    if (shard && t && cli_assign_shards(l, o->shard_n, o->balance_duration, shard, t) == 0)
+        for (int k = 0; k < o->shard_n; k++) {
+            char line[160];
+            snprintf(line, sizeof line, "shard %d/%d: %d files, %.1f s%s\n", k + 1, o->shard_n,
+                     t[k].files, t[k].seconds, k + 1 == o->shard_k ? " (this one)" : "");
+            cli_print(line);
+        }
+    free(shard);
+    free(t);
+}
+
+static void batch_free(batch *b, list *l)
+{
+    cli_files_free(l);
+    cli_records_free(&b->records);
+    cli_ledger_close(b->ledger);
+    hark_model_free(b->model_loaded);
+    hark_vad_free(b->vad);
+}
+
 int cli_run_batch(const cli_options *o, char **inputs, int n)
 {
     batch b = {.o = o, .t0 = now(), .lock = PTHREAD_MUTEX_INITIALIZER};
     list l = {0};
-    collect_inputs(&l, inputs, n, o->recursive);
-    sort_unique(&l);
-    b.report = !o->quiet && (o->out_dir || l.n > 1 || l.any_dir);
+    cli_collect_inputs(&l, inputs, n, o->recursive);
+    b.report = !o->quiet && !o->dry_run && (o->out_dir || l.n > 1 || l.any_dir);
     b.bar = b.report && isatty(STDERR_FILENO) && !o->verbose; /* lines, not a bar */
     b.failed = l.failed;
     if (o->out_dir)
-        mark_clashes(&l);
+        cli_mark_clashes(&l);
+    if (o->shard_n > 0 && o->dry_run)
+        say_shards(o, &l);
     if (o->shard_n > 0)
-        take_shard(&l, o->shard_k, o->shard_n);
+        cli_take_shard(&l, o->shard_k, o->shard_n, o->balance_duration);
     set_formats(&b);
-    plan(&b, &l);
+    int rc = open_ledger(&b) || plan(&b, &l) ? 1 : 0;
     b.stream_txt = !o->verbose && !o->out_dir && b.n == 1 && b.n_fmt == 1 && strcmp(b.fmt[0], "txt") == 0;
-    if (b.bar && b.n)
-        bar_draw(&b);
-    int rc = b.n ? run(&b) : 0;
-    bar_clear(&b);
-    if (b.report)
-        summary(&b);
-    for (size_t i = 0; i < l.n; i++)
-        item_free(&l.v[i]);
-    free(l.v);
-    return rc || b.failed ? 1 : 0;
+    if (!rc && !o->dry_run) {
+        if (b.bar && b.n)
+            bar_draw(&b);
+        rc = b.n ? run(&b) : 0;
+        bar_clear(&b);
+        if (b.report)
+            summary(&b);
+        log_end(&b);
+    }
+    batch_free(&b, &l);
+    cli_flush_stdout();
+    return rc || (!o->dry_run && (b.failed || b.ledger_failed)) ? 1 : 0;
 }

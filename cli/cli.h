@@ -18,6 +18,10 @@ typedef struct cli_options {
     int recursive;          /* -r                                               */
     int overwrite;          /* --overwrite: redo files whose outputs exist      */
     int shard_k, shard_n;   /* --shard K/N (1-based K); 0/0 = all               */
+    char shard_tag[32];     /* "K/N" as given, "" without --shard (the ledger)  */
+    int balance_duration;   /* --balance duration: shards by length, not position */
+    int dry_run;            /* --dry-run: say what would be done and why        */
+    int redo_changed;       /* --redo-changed: redo files done otherwise        */
     int detect_language;    /* --detect-language: print languages, no transcript */
     double temperature_start;    /* --temperature's one value (0 until given)     */
     int temperatures_given;      /* how many values --temperature had            */
@@ -82,6 +86,9 @@ hark_model *cli_load_models(const cli_options *o, hark_vad **vad);
 hark_model *cli_load_model(const cli_options *o);
 /* Transcribes files and directories; returns the exit status. */
 int cli_run_batch(const cli_options *o, char **inputs, int n);
+/* hark summary OUT [INPUTS...] [-r] [--json]: the report on a batch's ledgers;
+ * returns the exit status (summary.c). */
+int cli_summary_main(int argc, char **argv);
 /* hark test MANIFEST|DIR [options]; returns the exit status. */
 int cli_test_main(int argc, char **argv);
 /* hark bench -m MODEL [options]; returns the exit status. */

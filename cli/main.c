@@ -28,6 +28,8 @@ static const char USAGE[] =
     "                                         text over HTTP, N requests at once (default 1):\n"
     "                                         POST /inference (whisper.cpp's server)\n"
     "                                         or /v1/audio/transcriptions (OpenAI's API)\n"
+    "       hark summary OUT [INPUTS...] [-r] [--json]  a batch's ledgers in OUT: done,\n"
+    "                                         failed, missing; per host; shards to resubmit\n"
     "       hark quantize IN OUT TYPE         write IN (HF dir or .bin) as a ggml .bin of TYPE:\n"
     "                                         f32 f16 q8_0 q5_0 q5_1 q4_0 q4_1\n"
     "\n"
@@ -105,6 +107,12 @@ static const char USAGE[] =
     "  -j, --jobs N              files transcribed at once (model loaded once)\n"
     "      --overwrite           redo files whose outputs already exist\n"
     "      --shard K/N           only the K-th of N slices of the file list\n"
+    "      --balance duration    --shard by length (headers; else size), longest first\n"
+    "                            to the lightest shard (default: position)\n"
+    "      --redo-changed        redo files the ledger says were done with another\n"
+    "                            model or other options (else they are refused)\n"
+    "      --dry-run             list what this run (shard) would do and why; nothing\n"
+    "                            is transcribed\n"
     "      --diarize             stereo files: label each segment with the louder\n"
     "                            channel, (speaker 0) left or 1 right, as whisper.cpp's\n"
     "                            -di (json \"speaker\", a tsv/csv column, vtt <v Speaker0>)\n"
@@ -740,6 +748,10 @@ static int parse_file_option(cli_options *o, int argc, char **argv, int *i)
         o->recursive = 1;
     else if (!strcmp(a, "--overwrite"))
         o->overwrite = 1;
+    else if (!strcmp(a, "--redo-changed"))
+        o->redo_changed = 1;
+    else if (!strcmp(a, "--dry-run"))
+        o->dry_run = 1;
     else if (!strcmp(a, "--detect-language"))
         o->detect_language = 1;
     else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
@@ -768,6 +780,12 @@ static int parse_file_option(cli_options *o, int argc, char **argv, int *i)
         if (sscanf(v, "%d/%d", &o->shard_k, &o->shard_n) != 2 || o->shard_n < 1 ||
             o->shard_k < 1 || o->shard_k > o->shard_n)
             return usage_error("--shard takes K/N with 1 <= K <= N");
+        snprintf(o->shard_tag, sizeof o->shard_tag, "%d/%d", o->shard_k, o->shard_n);
+        (*i)++;
+    } else if (v && !strcmp(a, "--balance")) {
+        if (strcmp(v, "duration") && strcmp(v, "position"))
+            return usage_error("--balance takes duration or position");
+        o->balance_duration = !strcmp(v, "duration");
         (*i)++;
     } else
         return 0;
@@ -939,6 +957,8 @@ int main(int argc, char **argv)
         return cli_stream_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "serve") == 0)
         return cli_serve_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "summary") == 0)
+        return cli_summary_main(argc - 1, argv + 1);
     cli_options o;
     cli_default_options(&o);
     char **inputs = calloc((size_t)argc, sizeof(char *));

@@ -189,6 +189,10 @@ int hark_model_n_mels(const hark_model *model);
 int hark_model_n_vocab(const hark_model *model);
 int hark_model_window_samples(const hark_model *model);
 int hark_model_is_multilingual(const hark_model *model);
+/* The model's identity, for telling whether two runs used the same model: a hash
+ * of its dimensions, its settings (suppressed tokens, alignment heads), the size of
+ * its weights and of pages spread over them (their headers included). */
+unsigned long long hark_model_identity(const hark_model *model);
 /* Whisper's 100 languages: the code of a code or of openai's name or alias of it,
  * in any case ("German", "castilian": "de", "es"), and openai's lower-case name
  * ("german"); NULL for none of them. */
@@ -281,6 +285,10 @@ int hark_vad_speech_spans(const hark_vad *vad, const hark_params *params, const 
  * ($HARK_FFMPEG, else ffmpeg on PATH; HARK_FFMPEG set empty: never), run as a
  * child process whose exit this call waits for. */
 int hark_read_audio(const char *path, float **samples, size_t *n_samples, char *err, size_t errlen);
+/* A file's length in seconds as libsndfile reads it from the header, without
+ * decoding; -1 when it cannot tell (not a format libsndfile opens, a damaged header,
+ * a stream of unknown length). */
+double hark_audio_file_seconds(const char *path);
 
 /* Decoding MPEG audio mutes stderr (fd 2) for its decoder's chatter, process-wide; a
  * program that writes to stderr from other threads meanwhile takes this lock around

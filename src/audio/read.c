@@ -402,3 +402,22 @@ int hark_read_audio(const char *path, float **samples, size_t *n_samples, char *
         snprintf(err, errlen, "%s", e.msg);
     return rc;
 }
+
+double hark_audio_file_seconds(const char *path)
+{
+    SF_INFO info;
+    memset(&info, 0, sizeof info);
+    /* libsndfile's MPEG decoder talks on stderr while it opens a file, and its
+     * error state is global: muted, and one opening at a time */
+    int saved = mute_stderr();
+    pthread_mutex_lock(&open_lock);
+    SNDFILE *sf = sf_open(path, SFM_READ, &info);
+    pthread_mutex_unlock(&open_lock);
+    unmute_stderr(saved);
+    if (!sf)
+        return -1;
+    sf_close(sf);
+    if (info.samplerate <= 0 || info.frames < 0 || info.frames == SF_COUNT_MAX)
+        return -1;
+    return (double)info.frames / info.samplerate;
+}

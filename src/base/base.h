@@ -76,6 +76,14 @@ void *hark_alloc_populated(size_t bytes);
  * report: a length a file claims is checked before its buffers are allocated. */
 int hark_memory_short(double bytes, double *available);
 
+/* ------------------------------------------------------------ hashing */
+
+/* FNV-1a's offset basis: the h that a hash starts from. */
+#define HARK_HASH_START 1469598103934665603ull
+/* h extended by n bytes of data (FNV-1a, 64 bits): not for secrets, for telling
+ * files and settings apart; chains, so a hash can span several pieces. */
+uint64_t hark_hash(uint64_t h, const void *data, size_t n);
+
 /* ------------------------------------------------------------ numbers */
 
 typedef enum {

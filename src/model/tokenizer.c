@@ -97,10 +97,7 @@ int hark_vocab_name_specials(hark_vocab *v)
 
 static uint64_t hash_bytes(const char *s, int n)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-    return h;
+    return hark_hash(HARK_HASH_START, s, (size_t)n);
 }
 
 const char *hark_token_bytes(const hark_vocab *v, int id, int *len)

@@ -30,6 +30,14 @@ expect_error() {
 # le32 N: four little-endian bytes, for crafting headers with printf.
 le32() { printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 & 255)) $((($1 >> 8) & 255)) $((($1 >> 16) & 255)) $((($1 >> 24) & 255)))"; }
 
+# clip_ms MS OUT: tests/data/clip.wav's first MS milliseconds as a WAV (16 kHz, 16-bit
+# mono), so that files differ and an out-of-order or mixed-up result shows.
+clip_ms() {
+    local d=$(($1 * 32)) c=tests/data/clip.wav
+    { head -c 4 $c; le32 $((36 + d)); head -c 40 $c | tail -c +9; le32 $d
+      tail -c +45 $c | head -c $d; } >"$2"
+}
+
 # The URL that a server started with 2>LOG prints once it listens.
 url_of() {
     for _ in $(seq 100); do grep -q 'listening on' "$1" && break; sleep 0.1; done
