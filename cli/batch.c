@@ -7,7 +7,7 @@
  * and the outputs of a file found in a walked directory mirror its relative
  * subdirectory under the output directory (so a/x.wav and b/x.wav do not
  * collide).  -j workers share the one read-only model, each with its own
- * context; without -o (one input: cli.c sends several to the current
+ * context; without -o (one input: transcribe.c sends several to the current
  * directory), the transcript goes to stdout, in input order in any case.
  */
 #include <dirent.h>
@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -74,24 +73,6 @@ struct batch {
 };
 
 /* ---- the file list */
-
-int cli_is_audio_name(const char *name)
-{
-    static const char *const ext[] = {"wav", "wave", "flac", "ogg", "oga", "opus", "mp3", "aiff",
-                                      "aif", "aifc", "au", "snd", "caf", "w64", "rf64",
-                                      /* and what hark reads through ffmpeg */
-                                      "m4a", "mp4", "aac", "webm", "wma", "amr", "mka", "mkv",
-                                      "mov", "avi", "3gp", "ac3"};
-    const char *base = strrchr(name, '/'), *dot;
-    base = base ? base + 1 : name;
-    dot = strrchr(base, '.');
-    if (!dot || dot == base)
-        return 0;
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
-        if (strcasecmp(dot + 1, ext[i]) == 0)
-            return 1;
-    return 0;
-}
 
 /* "dir/a/b.wav" -> "dir/a/b" (only the last component loses its extension). */
 static char *strip_ext(const char *path)

@@ -1,5 +1,7 @@
-/* The hark command's parts: option parsing (cli.c), transcribing files and
- * directories (cli_batch.c), golden-transcript tests (cli_test.c). */
+/* The hark command's parts, each file one of them: the dispatch (main.c) above
+ * the commands (transcribe.c, batch.c, golden.c, bench.c, serve.c, stream.c,
+ * vad.c, tools.c), which share the options (options.c), the model finding
+ * (models.c), stdout (stdout.c) and the answers to unknown options (hints.c). */
 #ifndef HARK_CLI_H
 #define HARK_CLI_H
 
@@ -37,7 +39,7 @@ void cli_clip_ms(hark_params *p, double offset_ms, double duration_ms);
  * of an option that hark's help or usage (may be NULL) lists becomes hark's, in
  * place, so that a command written for openai's CLI runs as it is. */
 void cli_respell(char *arg, const char *usage);
-/* What hark has for whisper.cpp's option ("-otxt": "is hark's -f txt"), or NULL (cli_hints.c). */
+/* What hark has for whisper.cpp's option ("-otxt": "is hark's -f txt"), or NULL (hints.c). */
 const char *cli_whispercpp_equivalent(const char *option);
 /* The error for an unknown option of hark's command (NULL: transcription's),
  * with hark's way of doing what whisper.cpp's option of that name does. */
@@ -50,7 +52,7 @@ void cli_print(const char *s);
 /* Whether a walk takes the file, by its extension (any case): what libsndfile
  * (>= 1.1, which reads mp3) opens, and what hark reads through ffmpeg (m4a,
  * webm, mov...), which without ffmpeg fails saying so rather than being passed
- * over (cli_batch.c; hark test's directories too). */
+ * over (audio_names.c; hark test's directories too). */
 int cli_is_audio_name(const char *name);
 /* Resolves -m or the default model path; prints the error and returns -1. */
 int cli_model_path(const cli_options *o, char *out, size_t n);
@@ -64,12 +66,12 @@ int cli_temperature_ladder(hark_params *p, double start, double increment);
  * taken, 1 when name is not one, -1 for a bad value.  A model given turns VAD on. */
 int cli_parse_vad_option(cli_options *o, const char *name, const char *v);
 /* hark serve [options]: transcription over HTTP until SIGINT or SIGTERM; returns the
- * exit status (cli_serve.c). */
+ * exit status (serve.c). */
 int cli_serve_main(int argc, char **argv);
 /* hark stream [FILE] [options]: live transcription of 16 kHz PCM as it comes;
- * returns the exit status (cli_stream.c). */
+ * returns the exit status (stream.c). */
 int cli_stream_main(int argc, char **argv);
-/* hark vad FILE... [VAD options]; returns the exit status (cli_vad.c). */
+/* hark vad FILE... [VAD options]; returns the exit status (vad.c). */
 int cli_vad_main(int argc, char **argv);
 /* With --vad, loads the VAD model (--vad-model, else hark's own) into *vad (NULL
  * without --vad); prints the error and returns -1 when it cannot. */
@@ -93,9 +95,25 @@ void cli_default_options(cli_options *o);
 /* Runs hark again with OPENBLAS_CORETYPE set when OpenBLAS chose kernels that
  * leave this CPU's AVX2 or AVX-512 unused, and with OPENBLAS_NUM_THREADS=1 when
  * OpenBLAS started threads of its own that nobody asked for; returns only when
- * it did neither (cli_blas.c). */
+ * it did neither (blas.c). */
 void cli_blas_reexec_if_slow(char **argv);
 /* Sets the thread count when -t was not given. */
 void cli_default_threads(cli_options *o);
+/* Transcription's own options (-o, -f, -j, -v...): as cli_parse_common. */
+int cli_parse_file_option(cli_options *o, int argc, char **argv, int *i);
+/* Prints "hark: MSG (see hark --help)"; returns -1. */
+int cli_usage_error(const char *msg);
+/* cli_usage_error, then returns 2, the exit status of a usage error. */
+int cli_usage_exit(const char *msg);
+/* hark --help on stdout. */
+void cli_print_usage(void);
+/* At exit: a transcript that could not reach stdout (a full disk, say) is an
+ * error, not a silent success; exits 1 after saying so. */
+void cli_check_stdout(void);
+/* hark [options] FILE|DIR...; returns the exit status (transcribe.c). */
+int cli_transcribe_main(int argc, char **argv);
+/* hark mel FILE -o OUT.npy and hark quantize IN OUT TYPE (tools.c). */
+int cli_mel_main(int argc, char **argv);
+int cli_quantize_main(int argc, char **argv);
 
 #endif

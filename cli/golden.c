@@ -467,11 +467,6 @@ static void check_run(const test_options *o, test_run *run)
     }
 }
 
-int cli_test_run_passed(const test_run *run)
-{
-    return run->failed == 0 && !run->total_reason[0];
-}
-
 /* ------------------------------------------------------------ the table */
 
 static const char *result_of(const test_case *c, int have_baseline)

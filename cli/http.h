@@ -1,4 +1,4 @@
-/* The little of HTTP/1.1 that `hark serve` speaks (cli_http.c): one request a
+/* The little of HTTP/1.1 that `hark serve` speaks (http.c): one request a
  * connection, its body sized by Content-Length, multipart/form-data fields. */
 #ifndef HARK_CLI_HTTP_H
 #define HARK_CLI_HTTP_H

@@ -1,5 +1,5 @@
 /* hark serve's API: the request's form fields and the answer's formats
- * (cli_serve_api.c). */
+ * (serve_api.c). */
 #ifndef HARK_CLI_SERVE_API_H
 #define HARK_CLI_SERVE_API_H
 
