@@ -38,7 +38,7 @@
 enum { DECODE_STEPS = 256, BATCH_SEQS = 5, BATCH_STEPS = 64, PROMPT_TOKENS = 256 };
 enum { PROBE_RUNS = 10 }; /* best of: a busy machine interrupts some runs */
 
-static const char BENCH_USAGE[] =
+const char cli_bench_usage[] =
     "usage: hark bench -m MODEL [-t N] [--reps R] [--json]\n"
     "       hark bench --audio FILE -m MODEL [-t N] [--json] [decoding options]\n"
     "  Times the encoder (one 30 s window), single-token decode, 5-sequence batched\n"
@@ -641,7 +641,7 @@ static int parse_bench_args(bench_options *o, int argc, char **argv)
         char *end;
         int r;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            cli_print(BENCH_USAGE);
+            cli_print(cli_bench_usage);
             return 0;
         } else if (!strcmp(a, "--json")) {
             o->json = 1;

@@ -1,6 +1,8 @@
-/* The hark command's parts, each file one of them: the dispatch (main.c) above
- * the commands (transcribe.c, batch.c, golden.c, bench.c, serve.c, stream.c,
- * vad.c, tools.c), which share the options (options.c), the model finding
+/* The hark command's parts, each file one of them: the dispatch (main.c, over
+ * commands.c's table) above the commands (transcribe.c, batch.c, golden.c,
+ * bench.c, serve.c, stream.c, vad.c, tools.c), which share the options (the
+ * table in option_table.c, parsed by options.c, their values read by
+ * option_values.c, --help written by option_doc.c), the model finding
  * (models.c), stdout (stdout.c) and the answers to unknown options (hints.c). */
 #ifndef HARK_CLI_H
 #define HARK_CLI_H
@@ -36,11 +38,10 @@ typedef struct cli_options {
  * clip_timestamps in p. */
 void cli_clip_ms(hark_params *p, double offset_ms, double duration_ms);
 /* openai-whisper's underscored spelling ("--word_timestamps", "--output_format")
- * of an option that hark's help or usage (may be NULL) lists becomes hark's, in
- * place, so that a command written for openai's CLI runs as it is. */
+ * of an option of the option table, or of one that usage (a command's own --help,
+ * may be NULL) lists, becomes hark's, in place, so that a command written for
+ * openai's CLI runs as it is. */
 void cli_respell(char *arg, const char *usage);
-/* What hark has for whisper.cpp's option ("-otxt": "is hark's -f txt"), or NULL (hints.c). */
-const char *cli_whispercpp_equivalent(const char *option);
 /* The error for an unknown option of hark's command (NULL: transcription's),
  * with hark's way of doing what whisper.cpp's option of that name does. */
 void cli_unknown_option(const char *command, const char *option);
@@ -99,14 +100,15 @@ void cli_default_options(cli_options *o);
 void cli_blas_reexec_if_slow(char **argv);
 /* Sets the thread count when -t was not given. */
 void cli_default_threads(cli_options *o);
-/* Transcription's own options (-o, -f, -j, -v...): as cli_parse_common. */
-int cli_parse_file_option(cli_options *o, int argc, char **argv, int *i);
 /* Prints "hark: MSG (see hark --help)"; returns -1. */
 int cli_usage_error(const char *msg);
 /* cli_usage_error, then returns 2, the exit status of a usage error. */
 int cli_usage_exit(const char *msg);
-/* hark --help on stdout. */
-void cli_print_usage(void);
+/* What hark has for the k-th (from 0) of whisper.cpp's option spellings it knows:
+ * "is hark's -f txt", "has no use here: ..." into answer, its spellings into
+ * *short_name and *long_name (NULL if none); -1 past the last (hints.c). */
+int cli_whispercpp_spelling(int k, const char **short_name, const char **long_name,
+                            char *answer, size_t n);
 /* At exit: a transcript that could not reach stdout (a full disk, say) is an
  * error, not a silent success; exits 1 after saying so. */
 void cli_check_stdout(void);
@@ -115,5 +117,18 @@ int cli_transcribe_main(int argc, char **argv);
 /* hark mel FILE -o OUT.npy and hark quantize IN OUT TYPE (tools.c). */
 int cli_mel_main(int argc, char **argv);
 int cli_quantize_main(int argc, char **argv);
+/* The subcommands' own --help texts. */
+extern const char cli_test_usage[], cli_bench_usage[], cli_vad_usage[], cli_stream_usage[],
+    cli_serve_usage[];
+
+/* One of hark's commands, as --help and docs/cli.md list them (commands.c). */
+typedef struct cli_command {
+    const char *name;    /* the word after "hark" ("" for transcription); NULL: the end */
+    const char *args;    /* what follows it                                           */
+    const char *summary; /* what it does                                              */
+    const char *usage;   /* its own --help, or NULL                                   */
+    int (*run)(int argc, char **argv); /* NULL for transcription, main()'s fallback  */
+} cli_command;
+extern const cli_command cli_commands[];
 
 #endif

@@ -1,133 +1,12 @@
-/* hark's options: the defaults, parsing the options every command that
- * transcribes shares (cli_parse_common) and transcription's own
- * (cli_parse_file_option), openai-whisper's underscored spellings, and the
- * --help text, which also says which spellings there are. */
-#include <math.h>
+/* hark's options on the command line: the defaults, and the parser, which finds
+ * each argument in the option table (after openai-whisper's underscored
+ * spellings become hark's) and stores its value as the table says. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "face.h"
-
-static const char USAGE[] =
-    "usage: hark [options] FILE|DIR...    transcribe audio files (\"-\" reads stdin)\n"
-    "       hark test MANIFEST|DIR [options]  golden-transcript regression test\n"
-    "       hark mel FILE -o OUT.npy [--n-mels N]  write the log-mel transcription uses\n"
-    "       hark bench -m MODEL [-t N] [--json] [--audio FILE]  speed and memory benchmark\n"
-    "       hark vad FILE... [VAD options]    the speech spans --vad transcribes, in seconds\n"
-    "       hark stream [FILE] [--step MS] [--length MS] [options]  live transcription\n"
-    "                                         of 16 kHz mono 16-bit PCM (stdin, a FIFO)\n"
-    "       hark serve [--host A] [--port N] [--max-upload-mb N] [-j N] [options]  speech to\n"
-    "                                         text over HTTP, N requests at once (default 1):\n"
-    "                                         POST /inference (whisper.cpp's server)\n"
-    "                                         or /v1/audio/transcriptions (OpenAI's API)\n"
-    "       hark quantize IN OUT TYPE         write IN (HF dir or .bin) as a ggml .bin of TYPE:\n"
-    "                                         f32 f16 q8_0 q5_0 q5_1 q4_0 q4_1\n"
-    "\n"
-    "model and decoding:\n"
-    "  -m, --model PATH          Hugging Face Whisper directory or whisper.cpp .bin\n"
-    "                            (default: $HARK_MODEL, else the model in models/)\n"
-    "      --model-dir DIR       where -m NAME is: DIR/NAME, DIR/ggml-NAME.bin or\n"
-    "                            DIR/NAME.bin (whisper.cpp's names)\n"
-    "  -t, --threads N           threads per file (default: up to 4 cores; 1 with -j)\n"
-    "  -l, --language CODE       language of multilingual models, a code or its name\n"
-    "                            (de, German), or auto (default)\n"
-    "      --task TASK           transcribe (default) or translate\n"
-    "      --detect-language     print the most likely languages and stop\n"
-    "      --no-timestamps       no timestamp tokens: one segment per window\n"
-    "      --word-timestamps     word-level timing (words in the json)\n"
-    "      --max-line-width N    srt/vtt: lines of at most N characters (implies\n"
-    "                            --word-timestamps; cues keep to segments unless\n"
-    "                            --max-line-count is given too)\n"
-    "      --max-line-count N    srt/vtt: cues of at most N lines (with --max-line-width)\n"
-    "      --max-words-per-line N  srt/vtt: cues of at most N words (without\n"
-    "                            --max-line-width)\n"
-    "      --highlight-words     srt/vtt: a cue per word, the word underlined (implies\n"
-    "                            --word-timestamps)\n"
-    "      --max-len N           whisper.cpp's -ml N -sow: segments cut between words to\n"
-    "                            at most N characters, in every format (1: a word a\n"
-    "                            segment; implies --word-timestamps)\n"
-    "      --prepend-punctuations S  with word timing: marks that join the next word\n"
-    "                            (default: openai's " HARK_PREPEND_PUNCTUATIONS ")\n"
-    "      --append-punctuations S   marks that join the previous word (default:\n"
-    "                            openai's " HARK_APPEND_PUNCTUATIONS ")\n"
-    "      --hallucination-silence-threshold X  skip the silence before, and drop,\n"
-    "                            segments of unlikely words with X s of silence around\n"
-    "                            them (implies --word-timestamps)\n"
-    "      --beam-size N         beams at temperature 0 (default 5; 1 = greedy)\n"
-    "      --patience P          beam search patience (default 1.0)\n"
-    "      --length-penalty A    rank by length penalty ((5+n)/6)^A (default: by length)\n"
-    "      --best-of N           samples at temperature > 0 (default 5)\n"
-    "      --temperature LIST    fallback temperatures (default 0,0.2,0.4,0.6,0.8,1.0)\n"
-    "      --temperature-increment-on-fallback X  the ladder from --temperature's one\n"
-    "                            value (default 0) to 1 in steps of X, as openai's\n"
-    "      --compression-ratio-threshold X  retry above (default 2.4)\n"
-    "      --logprob-threshold X retry when the average log-prob is below (default -1.0)\n"
-    "      --no-speech-threshold X  silence above this P(nospeech) (default 0.6)\n"
-    "      --no-condition-on-previous-text  do not prompt with the previous window's text\n"
-    "      --initial-prompt TEXT prompt for the first window\n"
-    "      --carry-initial-prompt  the initial prompt before every window's previous text\n"
-    "      --clip-timestamps LIST  only start,end,... seconds (an odd count: the last to\n"
-    "                            the end of the file), e.g. 60 or 10,20,45,50\n"
-    "  -ot, --offset-t MS, -d, --duration MS  whisper.cpp's: the clip from MS for MS\n"
-    "      --suppress-tokens LIST  token ids never sampled; -1 among them: the model's\n"
-    "                            own list too (default: -1; whisper.cpp's -sns keeps it)\n"
-    "      --suppress-regex RE   tokens whose whole text matches RE (POSIX extended, the\n"
-    "                            leading space included) never sampled, as whisper.cpp's\n"
-    "      --seed N              seed of the sampling generator (default 0)\n"
-    "      --vad                 transcribe only the speech that Silero VAD finds, as\n"
-    "                            whisper.cpp's --vad (hark ships the model); times stay\n"
-    "                            the file's.  Its settings, whisper.cpp's (-vm, -vt...):\n"
-    "      --vad-model FILE      a whisper.cpp ggml Silero VAD (v5, v6); implies --vad\n"
-    "      --vad-threshold P     speech from this probability (default 0.5)\n"
-    "      --vad-min-speech-duration-ms N   shorter speech dropped (default 250)\n"
-    "      --vad-min-silence-duration-ms N  silence that ends speech (default 100)\n"
-    "      --vad-max-speech-duration-s X    longer speech split (default: no limit)\n"
-    "      --vad-speech-pad-ms N            speech widened by N ms (default 30)\n"
-    "      --vad-samples-overlap X          seconds kept after each span (default 0.1)\n"
-    "  openai's switches also take its True or False (--word-timestamps True,\n"
-    "  --condition-on-previous-text False, --verbose True); --fp16 True|False and\n"
-    "  --device cpu are taken and change nothing (hark computes in f32 on the CPU)\n"
-    "\n"
-    "files:\n"
-    "  -o, --output-dir DIR      write DIR/<name>.<format> for each input\n"
-    "  -of, --output-file BASE   one input: write BASE.<format> (whisper.cpp's -of)\n"
-    "  -f, --format LIST         txt,json,srt,vtt,tsv or all (openai's five; default\n"
-    "                            with -o: txt,json), csv, lrc (whisper.cpp's)\n"
-    "  -r, --recursive           walk directories recursively\n"
-    "  -j, --jobs N              files transcribed at once (model loaded once)\n"
-    "      --overwrite           redo files whose outputs already exist\n"
-    "      --shard K/N           only the K-th of N slices of the file list\n"
-    "      --diarize             stereo files: label each segment with the louder\n"
-    "                            channel, (speaker 0) left or 1 right, as whisper.cpp's\n"
-    "                            -di (json \"speaker\", a tsv/csv column, vtt <v Speaker0>)\n"
-    "  -v, --verbose             print each segment as it is decoded, as openai's\n"
-    "                            --verbose: [00:01.000 --> 00:03.400] text (without\n"
-    "                            -o, instead of the transcript; no progress bar)\n"
-    "      --print-colors        the text on stdout (txt, -v lines) coloured by each\n"
-    "                            token's probability, red to green, as whisper.cpp's -pc\n"
-    "  -q, --quiet               no progress\n"
-    "  -h, --help                this help\n"
-    "      --version             print the version\n";
-
-int cli_usage_error(const char *msg)
-{
-    fprintf(stderr, "hark: %s (see hark --help)\n", msg);
-    return -1;
-}
-
-int cli_usage_exit(const char *msg)
-{
-    cli_usage_error(msg);
-    return 2;
-}
-
-void cli_print_usage(void)
-{
-    cli_print(USAGE);
-}
+#include "option_table.h"
 
 void cli_default_options(cli_options *o)
 {
@@ -147,346 +26,6 @@ void cli_default_threads(cli_options *o)
     o->params.n_threads = o->jobs > 1 || cores < 1 ? 1 : cores < 4 ? (int)cores : 4;
 }
 
-static int parse_formats(const char *list, char *out, size_t n)
-{
-    if (strcmp(list, "all") == 0)
-        list = "txt,json,srt,vtt,tsv";
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", list);
-    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","))
-        if (!hark_is_format(t))
-            return -1;
-    snprintf(out, n, "%s", list);
-    return 0;
-}
-
-/* A comma-separated list of at most max numbers in [lo, hi]; -1 if not. */
-static int parse_floats(const char *list, float *v, int max, int *n, float lo, float hi)
-{
-    char buf[1024], *end;
-    snprintf(buf, sizeof buf, "%s", list);
-    *n = 0;
-    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-        float x = strtof(t, &end);
-        if (*end || !(x >= lo && x <= hi) || *n == max)
-            return -1;
-        v[(*n)++] = x;
-    }
-    return *n ? 0 : -1;
-}
-
-/* A comma-separated list of integers in [lo, hi], at most max of them. */
-/* whisper.cpp's --suppress-nst (o->suppress_nst, before or after --suppress-tokens):
- * the model's list of non-speech tokens (-1), which hark suppresses by default, kept
- * among --suppress-tokens.  Returns 0, or -1 when the list is full. */
-static int suppress_non_speech(cli_options *o)
-{
-    hark_params *p = &o->params;
-    for (int i = 0; i < p->n_suppress_tokens && o->suppress_nst; i++)
-        if (p->suppress_tokens[i] == -1)
-            return 0;
-    if (!o->suppress_nst || p->n_suppress_tokens == 0) /* none given: -1 is the default */
-        return 0;
-    if (p->n_suppress_tokens == HARK_MAX_SUPPRESS_TOKENS)
-        return -1;
-    p->suppress_tokens[p->n_suppress_tokens++] = -1;
-    return 0;
-}
-
-static int parse_ints(const char *list, int *v, int max, int *n, long lo, long hi)
-{
-    char buf[4096], *end;
-    snprintf(buf, sizeof buf, "%s", list);
-    *n = 0;
-    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-        long x = strtol(t, &end, 10);
-        if (*end || end == t || x < lo || x > hi || *n == max)
-            return -1;
-        v[(*n)++] = (int)x;
-    }
-    return *n ? 0 : -1;
-}
-
-int cli_int_arg(const char *s, int lo, int hi, int *v)
-{
-    char *end;
-    long x = strtol(s, &end, 10);
-    if (*s == 0 || *end || x < lo || x > hi)
-        return -1;
-    *v = (int)x;
-    return 0;
-}
-
-static int float_arg(const char *s, float *v)
-{
-    char *end;
-    *v = strtof(s, &end);
-    return *s && !*end ? 0 : -1;
-}
-
-/* (delta: the double difference of the ladder's first two values, as numpy's) */
-int cli_temperature_ladder(hark_params *p, double start, double increment)
-{
-    double delta = (start + increment) - start, n = ceil((1.0 + 1e-6 - start) / increment);
-    if (n < 1 || n > HARK_MAX_TEMPERATURES)
-        return -1;
-    p->n_temperatures = (int)n;
-    for (int i = 0; i < p->n_temperatures; i++)
-        p->temperatures[i] = (float)(start + i * delta);
-    return 0;
-}
-
-/* The ladder of --temperature T --temperature-increment-on-fallback X; T is 0 until
- * --temperature gives one value, and a list of several with an increment is refused.
- * Called after either option, so their order does not matter; returns -2 after
- * printing its error. */
-static int temperature_ladder(cli_options *o)
-{
-    hark_params *p = &o->params;
-    if (o->temperature_increment <= 0)
-        return 0;
-    if (o->temperatures_given > 1)
-        return cli_usage_error("--temperature-increment-on-fallback starts from one --temperature, "
-                           "not a list"), -2;
-    if (cli_temperature_ladder(p, o->temperature_start, o->temperature_increment)) {
-        char msg[200];
-        snprintf(msg, sizeof msg, "--temperature-increment-on-fallback: %g to 1 in steps of %g "
-                 "is not 1 to %d temperatures", o->temperature_start, o->temperature_increment,
-                 HARK_MAX_TEMPERATURES);
-        return cli_usage_error(msg), -2;
-    }
-    return 0;
-}
-
-void cli_clip_ms(hark_params *p, double offset_ms, double duration_ms)
-{
-    p->clip_timestamps[0] = (float)(offset_ms / 1000);
-    p->clip_timestamps[1] = (float)((offset_ms + duration_ms) / 1000);
-    p->n_clip_timestamps = duration_ms > 0 ? 2 : 1; /* one: to the end */
-}
-
-/* whisper.cpp's -ot OFFSET -d DURATION (milliseconds) as a clip: OFFSET to its end,
- * or OFFSET + DURATION; either option may come first.  --clip-timestamps too: -2. */
-static int clip_in_ms(cli_options *o, const char *name, const char *v)
-{
-    int *ms = !strcmp(name, "-ot") || !strcmp(name, "--offset-t") ? &o->offset_ms : &o->duration_ms;
-    hark_params *p = &o->params;
-    if (p->n_clip_timestamps && !o->clip_in_ms)
-        return cli_usage_error("-ot and -d make a clip: give them or --clip-timestamps"), -2;
-    if (cli_int_arg(v, 0, 1000000000, ms))
-        return -1;
-    o->clip_in_ms = 1;
-    cli_clip_ms(p, o->offset_ms, o->duration_ms);
-    return 0;
-}
-
-/* Search and sampling options with a value: 0 stored, -1 bad value, 1 not one of them. */
-static int parse_search_option(cli_options *o, const char *name, const char *v)
-{
-    hark_params *p = &o->params;
-    char *end;
-    if (!strcmp(name, "--beam-size"))
-        return cli_int_arg(v, 1, 64, &p->beam_size);
-    if (!strcmp(name, "--best-of"))
-        return cli_int_arg(v, 1, 64, &p->best_of);
-    if (!strcmp(name, "--patience"))
-        return float_arg(v, &p->patience) || p->patience <= 0 ? -1 : 0;
-    if (!strcmp(name, "--length-penalty"))
-        return float_arg(v, &p->length_penalty) || p->length_penalty < 0 ? -1 : 0;
-    if (!strcmp(name, "--temperature")) {
-        if (parse_floats(v, p->temperatures, HARK_MAX_TEMPERATURES, &p->n_temperatures, 0, 10))
-            return -1;
-        o->temperature_start = strtod(v, NULL); /* a double, as Python's */
-        o->temperatures_given = p->n_temperatures;
-        return temperature_ladder(o);
-    }
-    if (!strcmp(name, "--temperature-increment-on-fallback")) {
-        o->temperature_increment = strtod(v, &end);
-        return !*v || *end || !(o->temperature_increment > 0) ? -1 : temperature_ladder(o);
-    }
-    if (!strcmp(name, "--suppress-tokens"))
-        return parse_ints(v, p->suppress_tokens, HARK_MAX_SUPPRESS_TOKENS, &p->n_suppress_tokens,
-                          -1, 10000000) ? -1 : suppress_non_speech(o);
-    if (!strcmp(name, "--suppress-regex")) {
-        char why[256];
-        if (hark_pattern_check(v, why, sizeof why) != 0) {
-            fprintf(stderr, "hark: bad value for --suppress-regex: %s (%s) (see hark --help)\n", v,
-                    why);
-            return -2;
-        }
-        p->suppress_regex = v;
-        return 0;
-    }
-    if (!strcmp(name, "--seed")) {
-        p->seed = strtoull(v, &end, 10);
-        return *v && !*end ? 0 : -1;
-    }
-    return 1;
-}
-
-/* Fallback thresholds, prompts and clips: as parse_search_option. */
-static int parse_window_option(hark_params *p, const char *name, const char *v)
-{
-    if (!strcmp(name, "--compression-ratio-threshold"))
-        return float_arg(v, &p->compression_ratio_threshold);
-    if (!strcmp(name, "--logprob-threshold"))
-        return float_arg(v, &p->logprob_threshold);
-    if (!strcmp(name, "--no-speech-threshold"))
-        return float_arg(v, &p->no_speech_threshold);
-    if (!strcmp(name, "--clip-timestamps"))
-        return parse_floats(v, p->clip_timestamps, HARK_MAX_CLIP_TIMESTAMPS, &p->n_clip_timestamps,
-                            0, 1e7f);
-    if (!strcmp(name, "--initial-prompt"))
-        p->initial_prompt = v;
-    else
-        return 1;
-    return 0;
-}
-
-/* Options read from the words' timing (each implies --word-timestamps): as
- * parse_search_option. */
-static int parse_word_option(hark_params *p, const char *name, const char *v)
-{
-    int is_layout = !strcmp(name, "--max-line-width") || !strcmp(name, "--max-line-count") ||
-                    !strcmp(name, "--max-words-per-line");
-    int is_max_len = !strcmp(name, "--max-len") || !strcmp(name, "-ml");
-    if (is_layout || is_max_len || !strcmp(name, "--hallucination-silence-threshold"))
-        p->word_timestamps = 1;
-    if (is_max_len)
-        return cli_int_arg(v, 1, 100000, &p->max_len);
-    if (is_layout)
-        return cli_int_arg(v, 1, 100000, !strcmp(name, "--max-line-width")   ? &p->max_line_width
-                                     : !strcmp(name, "--max-line-count") ? &p->max_line_count
-                                                                          : &p->max_words_per_line);
-    if (!strcmp(name, "--hallucination-silence-threshold"))
-        return float_arg(v, &p->hallucination_silence_threshold) ||
-               !(p->hallucination_silence_threshold > 0) ? -1 : 0;
-    if (!strcmp(name, "--prepend-punctuations"))
-        p->prepend_punctuations = v;
-    else if (!strcmp(name, "--append-punctuations"))
-        p->append_punctuations = v;
-    else
-        return 1;
-    return 0;
-}
-
-int cli_parse_vad_option(cli_options *o, const char *name, const char *v)
-{
-    hark_params *p = &o->params;
-    static const char *const names[][2] = {
-        {"-vm", "--vad-model"}, {"-vt", "--vad-threshold"},
-        {"-vspd", "--vad-min-speech-duration-ms"}, {"-vsd", "--vad-min-silence-duration-ms"},
-        {"-vmsd", "--vad-max-speech-duration-s"}, {"-vp", "--vad-speech-pad-ms"},
-        {"-vo", "--vad-samples-overlap"}};
-    int k = 0;
-    while (k < 7 && strcmp(name, names[k][0]) && strcmp(name, names[k][1]))
-        k++;
-    switch (k) {
-    case 0: o->vad_model = v, o->vad = 1; return 0;
-    case 1: return float_arg(v, &p->vad_threshold) || !(p->vad_threshold > 0 &&
-                                                        p->vad_threshold < 1) ? -1 : 0;
-    case 2: return cli_int_arg(v, 0, 3600000, &p->vad_min_speech_ms);
-    case 3: return cli_int_arg(v, 0, 3600000, &p->vad_min_silence_ms);
-    case 4: return float_arg(v, &p->vad_max_speech_s) || !(p->vad_max_speech_s >= 0) ? -1 : 0;
-    case 5: return cli_int_arg(v, 0, 3600000, &p->vad_speech_pad_ms);
-    case 6: return float_arg(v, &p->vad_samples_overlap) || !(p->vad_samples_overlap >= 0 &&
-                                                              p->vad_samples_overlap <= 10) ? -1 : 0;
-    default: return 1;
-    }
-}
-
-/* Options with a value: name, short name, and how to store it. */
-static int parse_valued(cli_options *o, const char *name, const char *v)
-{
-    hark_params *p = &o->params;
-    int rc;
-    if (!strcmp(name, "-m") || !strcmp(name, "--model"))
-        o->model = v;
-    else if (!strcmp(name, "--model-dir"))
-        o->model_dir = v;
-    else if (!strcmp(name, "-ot") || !strcmp(name, "--offset-t") || !strcmp(name, "-d") ||
-             !strcmp(name, "--duration"))
-        return clip_in_ms(o, name, v);
-    else if (!strcmp(name, "--clip-timestamps") && o->clip_in_ms)
-        return cli_usage_error("-ot and -d make a clip: give them or --clip-timestamps"), -2;
-    else if (!strcmp(name, "--device")) { /* openai's; hark has the CPU alone */
-        if (strcmp(v, "cpu") == 0)
-            return 0;
-        fprintf(stderr, "hark: --device %s: hark runs on the CPU; give --device cpu or leave "
-                        "it out (see hark --help)\n", v);
-        return -2;
-    }
-    else if (!strcmp(name, "-t") || !strcmp(name, "--threads"))
-        return cli_int_arg(v, 1, 256, &p->n_threads);
-    else if (!strcmp(name, "-l") || !strcmp(name, "--language")) {
-        if (strcmp(v, "auto") && !hark_language_code(v)) {
-            fprintf(stderr, "hark: -l %s: not a Whisper language: give a code (en, de, ...), its "
-                            "name (English, German, ...) or auto\n", v);
-            return -2;
-        }
-        p->language = v;
-    }
-    else if (!strcmp(name, "--task")) {
-        if (strcmp(v, "transcribe") && strcmp(v, "translate"))
-            return -1;
-        p->translate = !strcmp(v, "translate");
-    } else if ((rc = parse_search_option(o, name, v)) != 1 ||
-               (rc = parse_window_option(p, name, v)) != 1 ||
-               (rc = cli_parse_vad_option(o, name, v)) != 1)
-        return rc;
-    else
-        return parse_word_option(p, name, v);
-    return 0;
-}
-
-/* openai's str2bool: "True" 1, "False" 0, else -1 (not a value: the flag alone). */
-static int bool_value(const char *v)
-{
-    return v && !strcmp(v, "True") ? 1 : v && !strcmp(v, "False") ? 0 : -1;
-}
-
-/* The switches openai's CLI spells `--word_timestamps True` (next: the argument
- * after a, or NULL; *took: 1 when it was that True or False); hark's alone mean True.
- * --fp16 is taken for openai's `--fp16 False` and changes nothing: hark computes
- * in f32 from weights as stored. */
-static int parse_switch(cli_options *o, const char *a, const char *next, int *took)
-{
-    hark_params *p = &o->params;
-    int v = bool_value(next), on = v != 0;
-    *took = v >= 0;
-    if (!strcmp(a, "--word-timestamps"))
-        p->word_timestamps = on;
-    else if (!strcmp(a, "--highlight-words"))
-        p->highlight_words = on, p->word_timestamps |= on; /* needs the word timing */
-    else if (!strcmp(a, "--condition-on-previous-text"))
-        p->condition_on_previous_text = on;
-    else if (!strcmp(a, "--carry-initial-prompt"))
-        p->carry_initial_prompt = on;
-    else if (strcmp(a, "--fp16")) {
-        *took = 0;
-        return 0;
-    }
-    return 1;
-}
-
-static int parse_flag(cli_options *o, const char *a)
-{
-    hark_params *p = &o->params;
-    if (!strcmp(a, "--no-timestamps"))
-        p->timestamps = 0;
-    else if (!strcmp(a, "--no-condition-on-previous-text"))
-        p->condition_on_previous_text = 0;
-    else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
-        o->quiet = 1;
-    else if (!strcmp(a, "--vad"))
-        o->vad = 1;
-    else if (!strcmp(a, "-sns") || !strcmp(a, "--suppress-nst"))
-        o->suppress_nst = 1, suppress_non_speech(o);
-    else if (strcmp(a, "--split-on-word") && strcmp(a, "-sow")) /* --max-len always does */
-        return 0;
-    return 1;
-}
-
 /* Whether usage lists option (exactly: "--format" is not "--format-x"). */
 static int usage_lists(const char *usage, const char *option)
 {
@@ -497,21 +36,21 @@ static int usage_lists(const char *usage, const char *option)
     return 0;
 }
 
-/* hark's spelling of an openai-whisper option, in buf, or NULL. */
+/* hark's spelling of an underscored option (openai's, or hark's own with
+ * underscores for dashes), in buf, or NULL. */
 static const char *spelling_of(const char *option, const char *usage, char *buf, size_t n)
 {
-    /* openai-whisper's names whose dashed forms are not hark's */
-    static const char *const renamed[][2] = {{"--output-format", "--format"}};
     if (strncmp(option, "--", 2) != 0 || !strchr(option, '_'))
         return NULL;
     snprintf(buf, n, "%s", option);
     for (char *c = buf; *c; c++)
         if (*c == '_')
             *c = '-';
-    for (size_t i = 0; i < sizeof renamed / sizeof renamed[0]; i++)
-        if (strcmp(buf, renamed[i][0]) == 0)
-            return renamed[i][1];
-    return usage_lists(USAGE, buf) || (usage && usage_lists(usage, buf)) ? buf : NULL;
+    for (const cli_option *opt = cli_option_table; opt->name; opt++)
+        if (opt->scope != CLI_OWN &&
+            ((opt->openai && strcmp(option, opt->openai) == 0) || strcmp(buf, opt->name) == 0))
+            return opt->name;
+    return usage && usage_lists(usage, buf) ? buf : NULL;
 }
 
 void cli_respell(char *arg, const char *usage)
@@ -522,70 +61,92 @@ void cli_respell(char *arg, const char *usage)
         memmove(arg, spelling, strlen(spelling) + 1);
 }
 
-int cli_parse_common(cli_options *o, int argc, char **argv, int *i)
+/* openai's str2bool: "True" 1, "False" 0, else -1 (not a value: the switch alone). */
+static int bool_value(const char *v)
 {
-    cli_respell(argv[*i], NULL);
-    const char *a = argv[*i];
-    int took;
-    if (parse_flag(o, a))
-        return 1;
-    if (parse_switch(o, a, *i + 1 < argc ? argv[*i + 1] : NULL, &took)) {
-        *i += took;
+    return v && !strcmp(v, "True") ? 1 : v && !strcmp(v, "False") ? 0 : -1;
+}
+
+/* A flag, or a switch turned on or off. */
+static void set_switch(cli_options *o, const cli_option *opt, int on)
+{
+    if (opt->flags & CLI_NO_EFFECT)
+        return;
+    if (opt->take) {
+        opt->take(o, opt, NULL);
+        return;
+    }
+    *(int *)cli_option_field(o, opt) = opt->flags & CLI_CLEARS ? !on : on;
+    if (on && opt->flags & CLI_WORDS) /* it needs the words' timing */
+        o->params.word_timestamps = 1;
+}
+
+/* An option's value, stored or read by its reader: as cli_take. */
+static int set_value(cli_options *o, const cli_option *opt, const char *v)
+{
+    if (opt->flags & CLI_WORDS)
+        o->params.word_timestamps = 1;
+    if (opt->flags & CLI_TURNS_ON_VAD)
+        o->vad = 1;
+    if (opt->take)
+        return opt->take(o, opt, v);
+    void *field = cli_option_field(o, opt);
+    if (opt->kind == CLI_INT)
+        return cli_int_arg(v, (int)opt->lo, (int)opt->hi, field);
+    if (opt->kind == CLI_FLOAT)
+        return cli_float_arg(v, opt, field);
+    *(const char **)field = v;
+    return 0;
+}
+
+/* The usage error of a bad value; returns -1. */
+static int bad_value(const cli_option *opt, const char *a, const char *v)
+{
+    char msg[300];
+    if (opt->error)
+        return cli_usage_error(opt->error);
+    snprintf(msg, sizeof msg, "bad value for %s: %s", a, v);
+    return cli_usage_error(msg);
+}
+
+/* argv[*i], which is opt, and its value or openai's True or False after it: as
+ * cli_parse_option. */
+static int take(cli_options *o, const cli_option *opt, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    if (opt->kind == CLI_FLAG || opt->kind == CLI_SWITCH) {
+        int given = opt->kind == CLI_SWITCH ? bool_value(v) : -1;
+        set_switch(o, opt, given != 0);
+        *i += given >= 0;
         return 1;
     }
-    if (*i + 1 >= argc)
-        return 0;
-    int rc = parse_valued(o, a, argv[*i + 1]);
-    if (rc == 1)
-        return 0;
+    if (!v)
+        return 0; /* an option without its value is no option */
+    int rc = set_value(o, opt, v);
     if (rc == -2)
-        return -1; /* reported */
-    if (rc < 0) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "bad value for %s: %s", a, argv[*i + 1]);
-        return cli_usage_error(msg);
-    }
+        return -1; /* said why */
+    if (rc < 0)
+        return bad_value(opt, a, v);
     (*i)++;
     return 1;
 }
 
-int cli_parse_file_option(cli_options *o, int argc, char **argv, int *i)
+int cli_parse_option(cli_options *o, int argc, char **argv, int *i, cli_scope scope)
 {
-    const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
-    if (!strcmp(a, "-r") || !strcmp(a, "--recursive"))
-        o->recursive = 1;
-    else if (!strcmp(a, "--overwrite"))
-        o->overwrite = 1;
-    else if (!strcmp(a, "--detect-language"))
-        o->detect_language = 1;
-    else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-        o->verbose = bool_value(v) != 0; /* openai's --verbose True / False too */
-        *i += bool_value(v) >= 0;
-    }
-    else if (!strcmp(a, "--diarize") || !strcmp(a, "-di"))
-        o->params.diarize = 1;
-    else if (!strcmp(a, "--print-colors") || !strcmp(a, "-pc"))
-        o->print_colors = 1;
-    else if (v && (!strcmp(a, "-o") || !strcmp(a, "--output-dir")))
-        o->out_dir = v, (*i)++;
-    else if (v && (!strcmp(a, "-of") || !strcmp(a, "--output-file")))
-        o->out_file = v, (*i)++;
-    else if (v && (!strcmp(a, "-f") || !strcmp(a, "--format"))) {
-        if (parse_formats(v, o->formats, sizeof o->formats))
-            return cli_usage_error(access(v, F_OK) == 0 ? "-f takes output formats; the audio file "
-                               "goes without it (whisper.cpp's -f FILE is hark's FILE)"
-                               : "unknown format in -f (txt,json,srt,vtt,tsv,csv,lrc,all)");
-        (*i)++;
-    } else if (v && (!strcmp(a, "-j") || !strcmp(a, "--jobs"))) {
-        if (cli_int_arg(v, 1, 256, &o->jobs))
-            return cli_usage_error("-j takes a job count from 1 to 256");
-        (*i)++;
-    } else if (v && !strcmp(a, "--shard")) {
-        if (sscanf(v, "%d/%d", &o->shard_k, &o->shard_n) != 2 || o->shard_n < 1 ||
-            o->shard_k < 1 || o->shard_k > o->shard_n)
-            return cli_usage_error("--shard takes K/N with 1 <= K <= N");
-        (*i)++;
-    } else
-        return 0;
-    return 1;
+    cli_respell(argv[*i], NULL);
+    const cli_option *opt = cli_find_option(argv[*i], scope);
+    return opt ? take(o, opt, argc, argv, i) : 0;
+}
+
+int cli_parse_common(cli_options *o, int argc, char **argv, int *i)
+{
+    return cli_parse_option(o, argc, argv, i, CLI_SHARED);
+}
+
+int cli_parse_vad_option(cli_options *o, const char *name, const char *v)
+{
+    const cli_option *opt = cli_find_option(name, CLI_SHARED);
+    if (!opt || !(opt->flags & CLI_IN_VAD))
+        return 1;
+    return set_value(o, opt, v) ? -1 : 0;
 }

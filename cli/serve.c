@@ -28,7 +28,7 @@
 #include "serve_api.h"
 #include "face.h"
 
-static const char SERVE_USAGE[] =
+const char cli_serve_usage[] =
     "usage: hark serve [-m MODEL] [--host ADDR] [--port N] [--max-upload-mb N] [-j N] [options]\n"
     "  speech to text over HTTP until SIGINT or SIGTERM:\n"
     "    POST /inference, POST /v1/audio/transcriptions  multipart/form-data: file (the audio),\n"
@@ -498,7 +498,7 @@ static int parse(server *s, int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            cli_print(SERVE_USAGE);
+            cli_print(cli_serve_usage);
             return -1;
         }
         int lo, hi, *number = v ? int_option(s, a, &lo, &hi) : NULL;

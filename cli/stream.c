@@ -38,7 +38,7 @@ typedef struct stream {
     hark_vad *vad;       /* --vad: utterances (run_vad) rather than windows */
 } stream;
 
-static const char STREAM_USAGE[] =
+const char cli_stream_usage[] =
     "usage: hark stream [FILE] [--step MS] [--length MS] [--keep MS] [--keep-context]\n"
     "                   [options]\n"
     "  live transcription of 16 kHz mono 16-bit little-endian PCM from FILE or stdin\n"
@@ -418,7 +418,7 @@ static int parse(stream *st, int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int r;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            cli_print(STREAM_USAGE);
+            cli_print(cli_stream_usage);
             return -1;
         }
         if (a[0] != '-' || !strcmp(a, "-")) {

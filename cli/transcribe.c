@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
+#include "option_table.h"
 
 static int is_directory(const char *path)
 {
@@ -68,6 +68,20 @@ static int settle_outputs(cli_options *o, char **inputs, int n)
     return 0;
 }
 
+/* --help, --help-markdown and --version: printed, 1; 0 for another argument. */
+static int print_own(const char *a)
+{
+    if (cli_is_option(a, "--help"))
+        cli_print_help();
+    else if (cli_is_option(a, "--help-markdown"))
+        cli_print_markdown();
+    else if (cli_is_option(a, "--version"))
+        printf("hark %s\n", HARK_VERSION);
+    else
+        return 0;
+    return 1;
+}
+
 int cli_transcribe_main(int argc, char **argv)
 {
     cli_options o;
@@ -77,15 +91,10 @@ int cli_transcribe_main(int argc, char **argv)
     for (int i = 1; i < argc && !rc; i++) {
         const char *a = argv[i];
         int r;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            cli_print_usage();
+        if (print_own(a)) {
             free(inputs);
             return 0;
-        } else if (!strcmp(a, "--version")) {
-            printf("hark %s\n", HARK_VERSION);
-            free(inputs);
-            return 0;
-        } else if ((r = cli_parse_common(&o, argc, argv, &i)) || (r = cli_parse_file_option(&o, argc, argv, &i))) {
+        } else if ((r = cli_parse_option(&o, argc, argv, &i, CLI_FILES)) != 0) {
             rc = r < 0 ? 2 : 0;
         } else if (a[0] == '-' && a[1]) {
             cli_unknown_option(NULL, a);

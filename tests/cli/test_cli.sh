@@ -216,7 +216,8 @@ unknown --frobnicate
 unknown --max_line
 unknown --word__timestamps
 # whisper.cpp's options are answered with hark's way of doing the same, every one in
-# cli/hints.c's table (none shadowed by an option hark takes)
+# the table of them that hark --help-markdown writes (none shadowed by an option hark
+# takes)
 whispercpp() {
     "$HARK" -m $M/hf-f32 "$1" $CLIP >/dev/null 2>"$TMP/err"; expect_eq "$1 exit" $? 2
     expect_eq "$1 message" "$(cat "$TMP/err")" "hark: unknown option $1: whisper.cpp's $1 $2 (see hark --help)"
@@ -229,7 +230,7 @@ whispercpp -ng "has no use here: hark runs on the CPU"
 whispercpp -dtw "is hark's --word-timestamps (DTW on the model's alignment heads)"
 whispercpp --grammar "has no equivalent: hark has no grammar-constrained decoding (--suppress-regex and --initial-prompt steer it)"
 n=0
-for opt in $(grep -o '^    {"-[-a-z]*", \(NULL\|"-[-a-z]*"\)' cli/hints.c | grep -o -- '"-[-a-z]*"' | tr -d '"'); do
+for opt in $("$HARK" --help-markdown | sed -n "/^## whisper.cpp's options/,\$p" | grep '^| `-' | cut -d'|' -f2 | grep -o -- '-[-a-z]*'); do
     "$HARK" -m $M/hf-f32 "$opt" $CLIP >/dev/null 2>"$TMP/err"
     [[ $? == 2 && "$(cat "$TMP/err")" == "hark: unknown option $opt: whisper.cpp's $opt "* ]] && n=$((n + 1)) ||
         bad "$opt: $(cat "$TMP/err")"
