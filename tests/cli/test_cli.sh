@@ -8,6 +8,13 @@ G="--no-timestamps --beam-size 1 --temperature 0"
 
 "$HARK" --version >"$TMP/v"; expect_eq "--version" "$(cat "$TMP/v")" "hark 0.1.0"
 "$HARK" --help | grep -q "^usage: hark" && ok || bad "--help prints the usage"
+# docs/cli.md is what the option table makes of itself (make docs), and lists every
+# option --help lists, no more
+"$HARK" --help-markdown | cmp -s - docs/cli.md && ok || bad "docs/cli.md is not hark --help-markdown's: make docs"
+help_options() { "$HARK" --help | grep -E '^ {2,6}-' | sed -E 's/^ +//; s/  .*//' | grep -oE -- '-{1,2}[a-z][-a-z0-9]*' | sort -u; }
+doc_options() { sed -n '/^## Options/,/^## /p' docs/cli.md | grep '^| `-' | cut -d'|' -f2 | grep -oE -- '-{1,2}[a-z][-a-z0-9]*' | sort -u; }
+expect_eq "options of --help not in docs/cli.md, and of docs/cli.md not in --help" "$(diff <(help_options) <(doc_options))" ""
+[ "$(help_options | wc -l)" -ge 80 ] && ok || bad "only $(help_options | wc -l) spellings of options in --help"
 
 # every model file gives the same transcript
 "$HARK" -m $M/hf-f32 $G $CLIP >"$TMP/a.txt" 2>"$TMP/err"; expect_eq "hf-f32 exit" $? 0
