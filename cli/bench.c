@@ -367,9 +367,9 @@ static volatile uint64_t probe_sink;
 /* One parallel streaming read of the buffer; returns ms. */
 static double time_stream_sum(const uint64_t *data, size_t n, int n_threads)
 {
-    pthread_t tid[256];
-    sum_slice slice[256];
-    int started[256] = {0};
+    pthread_t tid[CLI_MAX_THREADS]; /* -t's bound */
+    sum_slice slice[CLI_MAX_THREADS];
+    int started[CLI_MAX_THREADS] = {0};
     double t0 = now_ms();
     for (int t = 0; t < n_threads; t++) {
         size_t lo = n * t / n_threads, hi = n * (t + 1) / n_threads;

@@ -9,6 +9,13 @@
 
 #include "hark.h"
 
+/* The CLI's own limits (the library's are hark.h's HARK_MAX_*). */
+#define CLI_MAX_THREADS 256          /* -t: threads per file (hark bench's probes too) */
+#define CLI_MAX_JOBS 256             /* -j: files, or hark serve's requests, at once   */
+#define CLI_MAX_MS 3600000           /* an hour: VAD's and hark stream's milliseconds  */
+#define CLI_MAX_CHARS 100000         /* --max-len, --max-line-width and friends        */
+#define CLI_MAX_OFFSET_MS 1000000000 /* -ot, -d: about eleven days                     */
+
 typedef struct cli_options {
     const char *model;      /* -m; NULL: the default model                     */
     const char *model_dir;  /* --model-dir: where -m NAME is looked for          */

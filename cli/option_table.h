@@ -11,13 +11,6 @@
 
 #include "cli.h"
 
-/* The CLI's own limits (the library's are hark.h's HARK_MAX_*). */
-#define CLI_MAX_THREADS 256          /* -t: threads per file (hark bench's probes too) */
-#define CLI_MAX_JOBS 256             /* -j: files, or hark serve's requests, at once   */
-#define CLI_MAX_MS 3600000           /* an hour: VAD's and hark stream's milliseconds  */
-#define CLI_MAX_CHARS 100000         /* --max-len, --max-line-width and friends        */
-#define CLI_MAX_OFFSET_MS 1000000000 /* -ot, -d: about eleven days                     */
-
 /* What follows an option on the command line. */
 typedef enum cli_kind {
     CLI_FLAG,   /* nothing: its int field becomes 1 (0 with CLI_CLEARS)               */

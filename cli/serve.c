@@ -431,7 +431,7 @@ static void serve(server *s)
 static int *int_option(server *s, const char *a, int *lo, int *hi)
 {
     if (!strcmp(a, "-j") || !strcmp(a, "--jobs"))
-        return *lo = 1, *hi = 256, &s->o.jobs;
+        return *lo = 1, *hi = CLI_MAX_JOBS, &s->o.jobs;
     if (!strcmp(a, "--port"))
         return *lo = 0, *hi = 65535, &s->port;
     if (!strcmp(a, "--max-upload-mb"))

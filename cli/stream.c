@@ -402,9 +402,10 @@ static int ms_option(stream *st, const char *a, const char *v)
         st->step_ms = -1;
         return 0;
     }
-    if (!v || cli_int_arg(v, lo, 3600 * 1000, target)) {
-        fprintf(stderr, "hark: bad value for %s: %s (milliseconds, %d to 3600000%s)\n", a,
-                v ? v : "(none)", lo, target == &st->step_ms ? ", or 0 for --vad" : "");
+    if (!v || cli_int_arg(v, lo, CLI_MAX_MS, target)) {
+        fprintf(stderr, "hark: bad value for %s: %s (milliseconds, %d to %d%s)\n", a,
+                v ? v : "(none)", lo, CLI_MAX_MS,
+                target == &st->step_ms ? ", or 0 for --vad" : "");
         return -1;
     }
     return 0;
