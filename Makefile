@@ -31,7 +31,7 @@ TESTS = $(TEST_SRC:tests/%.c=$(B)/tests/%)
 SAN_TESTS = $(TEST_SRC:tests/%.c=$(B)/san/tests/%)
 HDRS = $(wildcard include/*.h src/*.h src/*/*.h cli/*.h tests/*.h)
 
-.PHONY: all deps test test-build test-fast test-cluster demo install clean fuzz
+.PHONY: all deps test test-build test-fast test-cluster demo install clean fuzz docs
 all: $(B)/hark $(B)/libhark.a $(B)/libhark.so
 
 $(B)/obj/%.o: %.c $(HDRS)
@@ -62,6 +62,11 @@ $(B)/tests/%: tests/%.c $(B)/libhark.a $(HDRS)
 $(B)/san/tests/%: tests/%.c $(SAN_LIB_OBJ) $(HDRS)
 	@mkdir -p $(@D)
 	@echo "  CC $@"; $(CC) $(WARN) $(SAN_FLAGS) -Iinclude -Isrc -Icli $(PKG_CFLAGS) -o $@ $< $(filter %.o,$^) $(LDLIBS)
+
+# The CLI reference, generated from the option table (test_cli.sh fails when the
+# committed one differs).
+docs: $(B)/hark
+	./$(B)/hark --help-markdown >docs/cli.md
 
 # Installs the Debian packages the build and the tests need, when any is missing
 # (ffmpeg without its recommendations: those are a desktop's).

@@ -5,7 +5,7 @@
  * and the outputs of a file found in a walked directory mirror its relative
  * subdirectory under the output directory (so a/x.wav and b/x.wav do not
  * collide).  -j workers share the one read-only model, each with its own
- * context; without -o (one input: main.c sends several to the current
+ * context; without -o (one input: transcribe.c sends several to the current
  * directory), the transcript goes to stdout, in input order in any case.
  */
 #include <errno.h>
@@ -647,7 +647,7 @@ int cli_run_batch(const cli_options *o, char **inputs, int n)
     if (o->shard_n > 0 && o->dry_run)
         say_shards(o, &l);
     if (o->shard_n > 0)
-        cli_take_shard(&l, o->shard_k, o->shard_n, o->balance_duration);
+        cli_keep_shard(&l, o->shard_k, o->shard_n, o->balance_duration);
     set_formats(&b);
     int rc = open_ledger(&b) || plan(&b, &l) ? 1 : 0;
     b.stream_txt = !o->verbose && !o->out_dir && b.n == 1 && b.n_fmt == 1 && strcmp(b.fmt[0], "txt") == 0;

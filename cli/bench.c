@@ -34,7 +34,7 @@
 
 enum { PROBE_RUNS = 10 }; /* best of: a busy machine interrupts some runs */
 
-static const char BENCH_USAGE[] =
+const char cli_bench_usage[] =
     "usage: hark bench -m MODEL [-t N] [--reps R] [--json]\n"
     "       hark bench --audio FILE -m MODEL [-t N] [--json] [decoding options]\n"
     "  Times the encoder (one 30 s window), single-token decode, 5-sequence batched\n"
@@ -101,9 +101,9 @@ static volatile uint64_t probe_sink;
 /* One parallel streaming read of the buffer; returns ms. */
 static double time_stream_sum(const uint64_t *data, size_t n, int n_threads)
 {
-    pthread_t tid[256];
-    sum_slice slice[256];
-    int started[256] = {0};
+    pthread_t tid[CLI_MAX_THREADS]; /* -t's bound */
+    sum_slice slice[CLI_MAX_THREADS];
+    int started[CLI_MAX_THREADS] = {0};
     double t0 = now_ms();
     for (int t = 0; t < n_threads; t++) {
         size_t lo = n * t / n_threads, hi = n * (t + 1) / n_threads;
@@ -279,7 +279,7 @@ static int bench_model(const bench_options *o)
 {
     bench_result r;
     memset(&r, 0, sizeof r);
-    r.blas_threads = openblas_get_num_threads();
+    r.blas_threads = cli_blas_threads_at_start();
     /* the model runs as transcription runs it: hark's pool of -t threads,
      * OpenBLAS single-threaded inside; the sgemm probe uses OpenBLAS's own threads */
     openblas_set_num_threads(1);
@@ -361,7 +361,7 @@ static int parse_bench_args(bench_options *o, int argc, char **argv)
         char *end;
         int r;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            cli_print(BENCH_USAGE);
+            cli_print(cli_bench_usage);
             return 0;
         } else if (!strcmp(a, "--json")) {
             o->json = 1;

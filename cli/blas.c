@@ -72,6 +72,14 @@ static int self_is_program(void)
            self.st_dev == program.st_dev && self.st_ino == program.st_ino;
 }
 
+/* OpenBLAS's own thread count as the process started (hark bench reports it). */
+static int threads_at_start = 1;
+
+int cli_blas_threads_at_start(void)
+{
+    return threads_at_start;
+}
+
 void cli_blas_reexec_if_slow(char **argv)
 {
     int again = 0;
@@ -85,5 +93,6 @@ void cli_blas_reexec_if_slow(char **argv)
         execv("/proc/self/exe", argv);
     /* no exec: go on with the kernels there are, OpenBLAS held to one thread inside
      * hark's own (the library leaves that process-wide setting to the program) */
+    threads_at_start = openblas_get_num_threads();
     openblas_set_num_threads(1);
 }

@@ -1,9 +1,20 @@
-/* The hark command's parts: option parsing (main.c), transcribing files and
- * directories (batch.c), golden-transcript tests (golden.c). */
+/* The hark command's parts, each file one of them: the dispatch (main.c, over
+ * commands.c's table) above the commands (transcribe.c, batch.c, golden.c,
+ * bench.c, serve.c, stream.c, vad.c, tools.c), which share the options (the
+ * table in option_table.c, parsed by options.c, their values read by
+ * option_values.c, --help written by option_doc.c), the model finding
+ * (models.c), stdout (stdout.c) and the answers to unknown options (hints.c). */
 #ifndef HARK_CLI_H
 #define HARK_CLI_H
 
 #include "hark.h"
+
+/* The CLI's own limits (the library's are hark.h's HARK_MAX_*). */
+#define CLI_MAX_THREADS 256          /* -t: threads per file (hark bench's probes too) */
+#define CLI_MAX_JOBS 256             /* -j: files, or hark serve's requests, at once   */
+#define CLI_MAX_MS 3600000           /* an hour: VAD's and hark stream's milliseconds  */
+#define CLI_MAX_CHARS 100000         /* --max-len, --max-line-width and friends        */
+#define CLI_MAX_OFFSET_MS 1000000000 /* -ot, -d: about eleven days                     */
 
 typedef struct cli_options {
     const char *model;      /* -m; NULL: the default model                     */
@@ -39,11 +50,10 @@ typedef struct cli_options {
  * clip_timestamps in p. */
 void cli_clip_ms(hark_params *p, double offset_ms, double duration_ms);
 /* openai-whisper's underscored spelling ("--word_timestamps", "--output_format")
- * of an option that hark's help or usage (may be NULL) lists becomes hark's, in
- * place, so that a command written for openai's CLI runs as it is. */
+ * of an option of the option table, or of one that usage (a command's own --help,
+ * may be NULL) lists, becomes hark's, in place, so that a command written for
+ * openai's CLI runs as it is. */
 void cli_respell(char *arg, const char *usage);
-/* What hark has for whisper.cpp's option ("-otxt": "is hark's -f txt"), or NULL (hints.c). */
-const char *cli_whispercpp_equivalent(const char *option);
 /* The error for an unknown option of hark's command (NULL: transcription's),
  * with hark's way of doing what whisper.cpp's option of that name does. */
 void cli_unknown_option(const char *command, const char *option);
@@ -55,7 +65,7 @@ void cli_print(const char *s);
 /* Whether a walk takes the file, by its extension (any case): what libsndfile
  * (>= 1.1, which reads mp3) opens, and what hark reads through ffmpeg (m4a,
  * webm, mov...), which without ffmpeg fails saying so rather than being passed
- * over (batch.c; hark test's directories too). */
+ * over (audio_names.c; hark test's directories too). */
 int cli_is_audio_name(const char *name);
 /* Resolves -m or the default model path; prints the error and returns -1. */
 int cli_model_path(const cli_options *o, char *out, size_t n);
@@ -103,7 +113,39 @@ void cli_default_options(cli_options *o);
  * OpenBLAS started threads of its own that nobody asked for; returns only when
  * it did neither (blas.c). */
 void cli_blas_reexec_if_slow(char **argv);
+/* OpenBLAS's own thread count before cli_blas_reexec_if_slow held it to one. */
+int cli_blas_threads_at_start(void);
 /* Sets the thread count when -t was not given. */
 void cli_default_threads(cli_options *o);
+/* Prints "hark: MSG (see hark --help)"; returns -1. */
+int cli_usage_error(const char *msg);
+/* cli_usage_error, then returns 2, the exit status of a usage error. */
+int cli_usage_exit(const char *msg);
+/* What hark has for the k-th (from 0) of whisper.cpp's option spellings it knows:
+ * "is hark's -f txt", "has no use here: ..." into answer, its spellings into
+ * *short_name and *long_name (NULL if none); -1 past the last (hints.c). */
+int cli_whispercpp_spelling(int k, const char **short_name, const char **long_name,
+                            char *answer, size_t n);
+/* At exit: a transcript that could not reach stdout (a full disk, say) is an
+ * error, not a silent success; exits 1 after saying so. */
+void cli_check_stdout(void);
+/* hark [options] FILE|DIR...; returns the exit status (transcribe.c). */
+int cli_transcribe_main(int argc, char **argv);
+/* hark mel FILE -o OUT.npy and hark quantize IN OUT TYPE (tools.c). */
+int cli_mel_main(int argc, char **argv);
+int cli_quantize_main(int argc, char **argv);
+/* The subcommands' own --help texts. */
+extern const char cli_test_usage[], cli_bench_usage[], cli_vad_usage[], cli_stream_usage[],
+    cli_serve_usage[];
+
+/* One of hark's commands, as --help and docs/cli.md list them (commands.c). */
+typedef struct cli_command {
+    const char *name;    /* the word after "hark" ("" for transcription); NULL: the end */
+    const char *args;    /* what follows it                                           */
+    const char *summary; /* what it does                                              */
+    const char *usage;   /* its own --help, or NULL                                   */
+    int (*run)(int argc, char **argv); /* NULL for transcription, main()'s fallback  */
+} cli_command;
+extern const cli_command cli_commands[];
 
 #endif

@@ -21,7 +21,7 @@
 #include "face.h"
 #include "wer.h"
 
-static const char TEST_USAGE[] =
+const char cli_test_usage[] =
     "usage: hark test MANIFEST|DIR [options]\n"
     "  MANIFEST is a TSV file of audio_path<TAB>expected transcript lines (paths relative\n"
     "  to its directory; blank lines and lines starting with # are skipped); DIR holds\n"
@@ -98,11 +98,11 @@ static int parse_test_option(test_options *o, int argc, char **argv, int *i)
 static int parse_test_args(test_options *o, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
-        cli_respell(argv[i], TEST_USAGE); /* --max_total_wer too */
+        cli_respell(argv[i], cli_test_usage); /* --max_total_wer too */
         const char *a = argv[i];
         int r;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            cli_print(TEST_USAGE);
+            cli_print(cli_test_usage);
             return -1;
         }
         if ((r = cli_parse_common(&o->cli, argc, argv, &i)) != 0) {
@@ -465,11 +465,6 @@ static void check_run(const test_options *o, test_run *run)
         snprintf(run->total_reason, sizeof run->total_reason, "total WER %s > %s", a, b);
         fprintf(stderr, "hark: test: %s\n", run->total_reason);
     }
-}
-
-int cli_test_run_passed(const test_run *run)
-{
-    return run->failed == 0 && !run->total_reason[0];
 }
 
 /* ------------------------------------------------------------ the table */

@@ -1,45 +1,23 @@
 /* What hark calls whisper.cpp's command-line options, for the error an unknown
  * option gets: people come to hark with whisper.cpp's habits (-otxt, -ml 1,
- * -nf), and one line naming hark's way saves a trip through --help. */
+ * -nf), and one line naming hark's way saves a trip through --help.  The option
+ * table names the spellings that are another of hark's options (-bs is hark's
+ * --beam-size); this file answers the rest. */
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "option_table.h"
 
-#define IS_HARKS "is hark's "
-
-static const char *const WHISPERCPP[][3] = {
-    {"-otxt", "--output-txt", IS_HARKS "-f txt"},
-    {"-ovtt", "--output-vtt", IS_HARKS "-f vtt"},
-    {"-osrt", "--output-srt", IS_HARKS "-f srt"},
-    {"-olrc", "--output-lrc", IS_HARKS "-f lrc"},
-    {"-ocsv", "--output-csv", IS_HARKS "-f csv"},
-    {"-oj", "--output-json", IS_HARKS "-f json"},
-    {"-ojf", "--output-json-full", IS_HARKS "-f json (every token with its probability)"},
-    {"-bo", NULL, IS_HARKS "--best-of"},
-    {"-bs", NULL, IS_HARKS "--beam-size"},
-    {"-tp", NULL, IS_HARKS "--temperature"},
-    {"-tpi", "--temperature-inc", IS_HARKS "--temperature-increment-on-fallback"},
-    {"-nf", "--no-fallback", IS_HARKS "--temperature 0"},
-    {"-lpt", "--logprob-thold", IS_HARKS "--logprob-threshold"},
-    {"-nth", "--no-speech-thold", IS_HARKS "--no-speech-threshold"},
-    {"-et", "--entropy-thold", IS_HARKS "--compression-ratio-threshold (openai's repetition test)"},
-    {"-mc", "--max-context", IS_HARKS "--no-condition-on-previous-text, for -mc 0"},
-    {"-tr", "--translate", IS_HARKS "--task translate"},
-    {"-dl", NULL, IS_HARKS "--detect-language"},
-    {"-nt", NULL, IS_HARKS "--no-timestamps"},
-    {"--prompt", NULL, IS_HARKS "--initial-prompt"},
-    {"-np", "--no-prints", IS_HARKS "-q"},
+/* whisper.cpp's options that are no option of hark's: the whole answer */
+static const cli_hint OTHERS[] = {
     {"-pp", "--print-progress", "is hark's default on a terminal (a progress bar; -q hides it)"},
     {"-tdrz", "--tinydiarize", "needs a tinydiarize model; hark's --diarize labels a stereo "
                                "file's channels"},
-    {"-p", "--processors", IS_HARKS "-j N, files at once (-t N threads within each)"},
     {"-ng", "--no-gpu", "has no use here: hark runs on the CPU"},
     {"-fa", "--flash-attn", "has no use here: hark's attention kernels are always on"},
     {"-nfa", "--no-flash-attn", "has no use here: hark's attention kernels are always on"},
     {"-dev", NULL, "has no use here: hark runs on the CPU"},
     {"-oved", "--ov-e-device", "has no use here: hark runs on the CPU"},
-    {"-dtw", NULL, IS_HARKS "--word-timestamps (DTW on the model's alignment heads)"},
     {"-wt", "--word-thold", "has no use here: hark's word timing (--word-timestamps) is "
                             "openai's, which has no threshold"},
     {"-ac", "--audio-ctx", "has no equivalent: hark encodes the model's whole window, as "
@@ -66,28 +44,58 @@ static const char *const WHISPERCPP[][3] = {
                              "high-pass filter"},
     {"-c", "--capture", "has no equivalent: hark stream reads PCM from stdin (arecord -D "
                         "DEVICE -q -f S16_LE -c 1 -r 16000 -t raw | hark stream)"},
+    {NULL, NULL, NULL},
 };
+
+/* The k-th of whisper.cpp's spellings that hark answers, from k = 0: the option
+ * table's (*table: 1; its use follows "is hark's"), then OTHERS; NULL past them. */
+static const cli_hint *hint(int k, int *table)
+{
+    for (const cli_option *opt = cli_option_table; opt->name; opt++)
+        for (const cli_hint *h = opt->hints; h && h->short_name; h++)
+            if (k-- == 0)
+                return *table = 1, h;
+    *table = 0;
+    for (const cli_hint *h = OTHERS; h->short_name; h++)
+        if (k-- == 0)
+            return h;
+    return NULL;
+}
+
+int cli_whispercpp_spelling(int k, const char **short_name, const char **long_name,
+                            char *answer, size_t n)
+{
+    int table;
+    const cli_hint *h = hint(k, &table);
+    if (!h)
+        return -1;
+    snprintf(answer, n, "%s%s", table ? "is hark's " : "", h->use);
+    *short_name = h->short_name;
+    *long_name = h->long_name;
+    return 0;
+}
+
+/* What hark has for whisper.cpp's option, into answer ("" when it is none of them). */
+static void answer_for(const char *option, char *answer, size_t n)
+{
+    const char *s, *l;
+    for (int k = 0; cli_whispercpp_spelling(k, &s, &l, answer, n) == 0; k++)
+        if (strcmp(option, s) == 0 || (l && strcmp(option, l) == 0))
+            return;
+    *answer = 0;
+}
 
 void cli_unknown_option(const char *command, const char *option)
 {
-    const char *whispercpp = cli_whispercpp_equivalent(option);
-    char who[40] = "", see[40] = ""; /* "serve: ", "serve " */
+    char who[40] = "", see[40] = "", answer[300]; /* "serve: ", "serve " */
+    answer_for(option, answer, sizeof answer);
     if (command) {
         snprintf(who, sizeof who, "%s: ", command);
         snprintf(see, sizeof see, "%s ", command);
     }
-    if (whispercpp)
+    if (*answer)
         fprintf(stderr, "hark: %sunknown option %s: whisper.cpp's %s %s (see hark %s--help)\n",
-                who, option, option, whispercpp, see);
+                who, option, option, answer, see);
     else
         fprintf(stderr, "hark: %sunknown option %s (see hark %s--help)\n", who, option, see);
-}
-
-const char *cli_whispercpp_equivalent(const char *option)
-{
-    for (size_t i = 0; i < sizeof WHISPERCPP / sizeof WHISPERCPP[0]; i++)
-        if (strcmp(option, WHISPERCPP[i][0]) == 0 ||
-            (WHISPERCPP[i][1] && strcmp(option, WHISPERCPP[i][1]) == 0))
-            return WHISPERCPP[i][2];
-    return NULL;
 }

@@ -35,7 +35,7 @@ void cli_file_free(cli_file *f);
 void cli_files_free(cli_files *l);
 
 /* --shard K/N: keeps slice K (1-based) of N; by_duration: --balance duration. */
-void cli_take_shard(cli_files *l, int k, int n, int by_duration);
+void cli_keep_shard(cli_files *l, int k, int n, int by_duration);
 typedef struct cli_shard_total {
     int files;
     double seconds;    /* from the headers, sizes where they cannot tell */

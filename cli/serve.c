@@ -28,7 +28,7 @@
 #include "serve_api.h"
 #include "face.h"
 
-static const char SERVE_USAGE[] =
+const char cli_serve_usage[] =
     "usage: hark serve [-m MODEL] [--host ADDR] [--port N] [--max-upload-mb N] [-j N] [options]\n"
     "  speech to text over HTTP until SIGINT or SIGTERM:\n"
     "    POST /inference, POST /v1/audio/transcriptions  multipart/form-data: file (the audio),\n"
@@ -431,7 +431,7 @@ static void serve(server *s)
 static int *int_option(server *s, const char *a, int *lo, int *hi)
 {
     if (!strcmp(a, "-j") || !strcmp(a, "--jobs"))
-        return *lo = 1, *hi = 256, &s->o.jobs;
+        return *lo = 1, *hi = CLI_MAX_JOBS, &s->o.jobs;
     if (!strcmp(a, "--port"))
         return *lo = 0, *hi = 65535, &s->port;
     if (!strcmp(a, "--max-upload-mb"))
@@ -498,7 +498,7 @@ static int parse(server *s, int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            cli_print(SERVE_USAGE);
+            cli_print(cli_serve_usage);
             return -1;
         }
         int lo, hi, *number = v ? int_option(s, a, &lo, &hi) : NULL;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "option_table.h"
 #include "serve_api.h"
 #include "face.h"
 
@@ -50,23 +50,55 @@ static int bool_field(const http_request *r, const char *name, int *x, request_o
     return -1;
 }
 
-_Static_assert(HARK_MAX_TEMPERATURES == 16, "temperatures() says 16 in its error");
+/* hark's option of that name in the option table, which names the form field that
+ * sets it and the field's range where it is the command line's. */
+static const cli_option *option(const char *name)
+{
+    return cli_find_option(name, CLI_OWN);
+}
 
-/* OpenAI's temperature T: above 0, openai's ladder from T in steps of 0.2; with
- * whisper.cpp's temperature_inc X, the ladder from T (0 if not given) in steps
- * of X, X = 0 being T alone (no fallback). */
+/* The form field that sets hark's option of that name. */
+static const char *field(const char *name)
+{
+    return option(name)->form;
+}
+
+/* The field of an option that takes what the command line gives it: a whole
+ * number in the option's range, true or false for a flag; into p.  As number_field. */
+static int option_field(const http_request *r, const char *name, request_options *q,
+                        hark_params *p)
+{
+    const cli_option *opt = option(name);
+    int *to = cli_param_int(p, opt), on, rc;
+    double x;
+    if (opt->kind == CLI_INT) {
+        if ((rc = number_field(r, opt->form, opt->lo, opt->hi, 1, &x, q)) > 0)
+            *to = (int)x;
+    } else if ((rc = bool_field(r, opt->form, &on, q)) > 0) {
+        *to = opt->flags & CLI_CLEARS ? !on : on;
+    }
+    return rc;
+}
+
+/* OpenAI's temperature T (0 to 1 in its API): above 0, openai's ladder from T in
+ * steps of 0.2; with whisper.cpp's temperature_inc X, the ladder from T (0 if not
+ * given) in steps of X, X = 0 being T alone (no fallback). */
 static const char *temperatures(const http_request *r, request_options *q, hark_params *p)
 {
+    const char *t_field = field("--temperature");
+    const char *inc_field = field("--temperature-increment-on-fallback");
     double t = 0, inc = 0;
     int has_inc = 0;
-    if (number_field(r, "temperature", 0, 1, 0, &t, q) < 0 ||
-        (has_inc = number_field(r, "temperature_inc", 0, 1, 0, &inc, q)) < 0)
+    if (number_field(r, t_field, 0, 1, 0, &t, q) < 0 ||
+        (has_inc = number_field(r, inc_field, 0, 1, 0, &inc, q)) < 0)
         return q->why;
     if (has_inc && inc == 0) {
         p->fallback.n_temperatures = 1;
         p->fallback.temperatures[0] = (float)t;
     } else if ((has_inc || t > 0) && cli_temperature_ladder(p, t, has_inc ? inc : 0.2)) {
-        return "temperature_inc: more than 16 temperatures from temperature to 1";
+        snprintf(q->why, sizeof q->why, "%s: more than %d temperatures from %s to 1", inc_field,
+                 HARK_MAX_TEMPERATURES, t_field);
+        return q->why;
     }
     return NULL;
 }
@@ -74,9 +106,10 @@ static const char *temperatures(const http_request *r, request_options *q, hark_
 /* offset_t and duration, whisper.cpp's milliseconds: a clip of the file. */
 static const char *offset_and_duration(const http_request *r, request_options *q, hark_params *p)
 {
+    const cli_option *from = option("--offset-t"), *length = option("--duration");
     double offset = 0, duration = 0;
-    if (number_field(r, "offset_t", 0, 1e9, 1, &offset, q) < 0 ||
-        number_field(r, "duration", 0, 1e9, 1, &duration, q) < 0)
+    if (number_field(r, from->form, from->lo, from->hi, 1, &offset, q) < 0 ||
+        number_field(r, length->form, length->lo, length->hi, 1, &duration, q) < 0)
         return q->why;
     if (offset > 0 || duration > 0)
         cli_clip_ms(p, offset, duration);
@@ -85,51 +118,49 @@ static const char *offset_and_duration(const http_request *r, request_options *q
 
 /* The other fields of whisper.cpp's server that hark has: beam_size (-1, its
  * default, or 1: greedy), best_of, no_timestamps, max_len (cut between words,
- * whisper.cpp's split_on_word), diarize, logprob_thold. */
+ * whisper.cpp's split_on_word; 0: no limit), diarize, logprob_thold (an average
+ * log-probability, at most 0). */
 static const char *whispercpp_fields(const http_request *r, request_options *q, hark_params *p)
 {
-    double beam, best_of, max_len, logprob;
-    int flag, rc;
-    if ((rc = number_field(r, "beam_size", -1, 64, 1, &beam, q)) < 0)
+    const cli_option *beam = option("--beam-size"), *max_len = option("--max-len");
+    double x;
+    int rc;
+    if ((rc = number_field(r, beam->form, -1, beam->hi, 1, &x, q)) < 0)
         return q->why;
-    p->search.beam_size = rc ? (beam > 1 ? (int)beam : 1) : p->search.beam_size;
-    if ((rc = number_field(r, "best_of", 1, 64, 1, &best_of, q)) < 0)
+    p->search.beam_size = rc ? (x > 1 ? (int)x : 1) : p->search.beam_size;
+    if (option_field(r, "--best-of", q, p) < 0 || option_field(r, "--no-timestamps", q, p) < 0)
         return q->why;
-    p->search.best_of = rc ? (int)best_of : p->search.best_of;
-    if ((rc = bool_field(r, "no_timestamps", &flag, q)) < 0)
+    if ((rc = number_field(r, max_len->form, 0, max_len->hi, 1, &x, q)) < 0)
         return q->why;
-    p->timestamps = rc ? !flag : p->timestamps;
-    if ((rc = number_field(r, "max_len", 0, 100000, 1, &max_len, q)) < 0)
+    if (rc && x > 0)
+        p->max_len = (int)x, p->words.enabled = 1;
+    if (option_field(r, "--diarize", q, p) < 0)
         return q->why;
-    if (rc && max_len > 0)
-        p->max_len = (int)max_len, p->words.enabled = 1;
-    if ((rc = bool_field(r, "diarize", &flag, q)) < 0)
+    if ((rc = number_field(r, field("--logprob-threshold"), -1e6, 0, 0, &x, q)) < 0)
         return q->why;
-    p->diarize = rc ? flag : p->diarize;
-    if ((rc = number_field(r, "logprob_thold", -1e6, 0, 0, &logprob, q)) < 0)
-        return q->why;
-    p->fallback.logprob_threshold = rc ? (float)logprob : p->fallback.logprob_threshold;
+    p->fallback.logprob_threshold = rc ? (float)x : p->fallback.logprob_threshold;
     return offset_and_duration(r, q, p);
 }
 
 const char *serve_request_options(const http_request *r, request_options *q, hark_params *p)
 {
-    if (!text_field(r, "response_format", q->format, sizeof q->format))
+    const char *granularity = field("--word-timestamps");
+    if (!text_field(r, field("--format"), q->format, sizeof q->format))
         snprintf(q->format, sizeof q->format, "json");
     if (!hark_is_format(q->format) && strcmp(q->format, "text") &&
         strcmp(q->format, "verbose_json"))
         return "response_format is one of json, text, verbose_json, srt, vtt, tsv, csv, lrc";
-    if (text_field(r, "language", q->language, sizeof q->language) && *q->language)
+    if (text_field(r, field("--language"), q->language, sizeof q->language) && *q->language)
         p->language = q->language;
-    if (text_field(r, "prompt", q->prompt, sizeof q->prompt) && *q->prompt)
+    if (text_field(r, field("--initial-prompt"), q->prompt, sizeof q->prompt) && *q->prompt)
         p->prompt.initial = q->prompt;
-    int translate, rc = bool_field(r, "translate", &translate, q); /* whisper.cpp's */
+    int translate, rc = bool_field(r, field("--task"), &translate, q); /* whisper.cpp's */
     if (rc < 0)
         return q->why;
     p->translate = rc ? translate : p->translate;
     form_field g; /* OpenAI's SDK sends one field for each granularity */
-    for (int found = http_form_field(r, "timestamp_granularities[]", &g) == 0; found;
-         found = http_form_next(r, "timestamp_granularities[]", &g) == 0)
+    for (int found = http_form_field(r, granularity, &g) == 0; found;
+         found = http_form_next(r, granularity, &g) == 0)
         p->words.enabled |= g.len == 4 && memcmp(g.data, "word", 4) == 0;
     const char *bad = temperatures(r, q, p);
     return bad ? bad : whispercpp_fields(r, q, p);

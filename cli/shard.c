@@ -78,7 +78,7 @@ int cli_assign_shards(cli_files *l, int n, int by_duration, int *shard, cli_shar
     return 0;
 }
 
-void cli_take_shard(cli_files *l, int k, int n, int by_duration)
+void cli_keep_shard(cli_files *l, int k, int n, int by_duration)
 {
     int *shard = malloc((l->n ? l->n : 1) * sizeof *shard);
     if (!shard || cli_assign_shards(l, n, by_duration, shard, NULL)) {

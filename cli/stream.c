@@ -38,7 +38,7 @@ typedef struct stream {
     hark_vad *vad;       /* --vad: utterances (run_vad) rather than windows */
 } stream;
 
-static const char STREAM_USAGE[] =
+const char cli_stream_usage[] =
     "usage: hark stream [FILE] [--step MS] [--length MS] [--keep MS] [--keep-context]\n"
     "                   [options]\n"
     "  live transcription of 16 kHz mono 16-bit little-endian PCM from FILE or stdin\n"
@@ -402,9 +402,10 @@ static int ms_option(stream *st, const char *a, const char *v)
         st->step_ms = -1;
         return 0;
     }
-    if (!v || cli_int_arg(v, lo, 3600 * 1000, target)) {
-        fprintf(stderr, "hark: bad value for %s: %s (milliseconds, %d to 3600000%s)\n", a,
-                v ? v : "(none)", lo, target == &st->step_ms ? ", or 0 for --vad" : "");
+    if (!v || cli_int_arg(v, lo, CLI_MAX_MS, target)) {
+        fprintf(stderr, "hark: bad value for %s: %s (milliseconds, %d to %d%s)\n", a,
+                v ? v : "(none)", lo, CLI_MAX_MS,
+                target == &st->step_ms ? ", or 0 for --vad" : "");
         return -1;
     }
     return 0;
@@ -418,7 +419,7 @@ static int parse(stream *st, int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int r;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            cli_print(STREAM_USAGE);
+            cli_print(cli_stream_usage);
             return -1;
         }
         if (a[0] != '-' || !strcmp(a, "-")) {

@@ -40,7 +40,7 @@ static int print_spans(const hark_vad *vad, const hark_params *p, const char *pa
     return k < 0;
 }
 
-static const char VAD_USAGE[] =
+const char cli_vad_usage[] =
     "usage: hark vad FILE... [VAD options]\n"
     "  the speech spans hark --vad transcribes, a line each: start and end in seconds,\n"
     "  tab-separated (with several files, the file first)\n"
@@ -53,7 +53,7 @@ static int parse(cli_options *o, int argc, char **argv, char **inputs, int *n)
 {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            cli_print(VAD_USAGE);
+            cli_print(cli_vad_usage);
             return -1;
         }
         if (argv[i][0] != '-' || !strcmp(argv[i], "-")) {

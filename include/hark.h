@@ -51,6 +51,8 @@ typedef struct hark_vad hark_vad;
 #define HARK_PREPEND_PUNCTUATIONS "\"'\xe2\x80\x9c\xc2\xbf([{-"
 #define HARK_APPEND_PUNCTUATIONS                                                              \
     "\"'.\xe3\x80\x82,\xef\xbc\x8c!\xef\xbc\x81?\xef\xbc\x9f:\xef\xbc\x9a\xe2\x80\x9d)]}\xe3\x80\x81"
+/* beam_size and best_of at most: the sequences one window decodes together */
+#define HARK_MAX_BEAMS 64
 #define HARK_MAX_TEMPERATURES 16
 #define HARK_MAX_CLIP_TIMESTAMPS 64
 #define HARK_MAX_SUPPRESS_TOKENS 256

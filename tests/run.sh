@@ -35,6 +35,8 @@ run() { # $1 = label, rest = command
 }
 
 for t in build/tests/test_*; do run "$(basename "$t")" "$t"; done
+# the layering of docs/architecture.md, read from the objects' symbols
+run "deps.sh" bash tests/deps.sh build
 # The sanitized and other-kernel runs take every 4th of the long lists of real-speech
 # cases (tests/check.h's check_stride): at 15-20 times the cost a case, all of them
 # would take minutes for errors any of them shows.

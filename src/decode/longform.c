@@ -534,15 +534,15 @@ static int check_params(const hark_model *m, const hark_params *p, hark_error *e
         if (p->suppress.tokens[i] < -1 || p->suppress.tokens[i] >= m->hp.n_vocab)
             return hark_fail(e, HARK_ERR_ARG, "bad parameters: suppress token %d is not -1 or in "
                              "the vocabulary (0 to %d)", p->suppress.tokens[i], m->hp.n_vocab - 1);
-    if (p->search.beam_size > 64 || p->search.best_of > 64 || p->fallback.n_temperatures < 0 ||
+    if (p->search.beam_size > HARK_MAX_BEAMS || p->search.best_of > HARK_MAX_BEAMS || p->fallback.n_temperatures < 0 ||
         p->suppress.n_tokens < 0 || p->suppress.n_tokens > HARK_MAX_SUPPRESS_TOKENS || p->max_len < 0 ||
         p->fallback.n_temperatures > HARK_MAX_TEMPERATURES || p->search.max_tokens < 0 ||
         p->n_clip_timestamps < 0 || p->n_clip_timestamps > HARK_MAX_CLIP_TIMESTAMPS)
         return hark_fail(e, HARK_ERR_ARG,
-                         "bad parameters: beam_size and best_of at most 64, n_temperatures 0 to %d, "
+                         "bad parameters: beam_size and best_of at most %d, n_temperatures 0 to %d, "
                          "n_clip_timestamps 0 to %d, n_suppress_tokens 0 to %d, max_tokens and "
-                         "max_len not negative", HARK_MAX_TEMPERATURES, HARK_MAX_CLIP_TIMESTAMPS,
-                         HARK_MAX_SUPPRESS_TOKENS);
+                         "max_len not negative", HARK_MAX_BEAMS, HARK_MAX_TEMPERATURES,
+                         HARK_MAX_CLIP_TIMESTAMPS, HARK_MAX_SUPPRESS_TOKENS);
     if (p->vad.model && p->n_clip_timestamps)
         return hark_fail(e, HARK_ERR_ARG, "bad parameters: clip timestamps and VAD cannot be "
                          "combined (VAD chooses what is transcribed)");

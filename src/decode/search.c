@@ -275,10 +275,10 @@ static int seq_take(const hark_model *m, seq *s, int tok, double lp)
 
 /* The sequences that took a token step together: one weight read for all. */
 typedef struct pending {
-    seq *s[64];
-    hark_kv *kv[64];
-    int tok[64], n;
-    float *logits; /* [64][n_vocab] */
+    seq *s[HARK_MAX_BEAMS];
+    hark_kv *kv[HARK_MAX_BEAMS];
+    int tok[HARK_MAX_BEAMS], n;
+    float *logits; /* [HARK_MAX_BEAMS][n_vocab] */
 } pending;
 
 static int pending_add(const hark_model *m, pending *p, seq *s, int tok, double lp)
@@ -385,7 +385,7 @@ static int top_candidates(const float *logits, int V, int k, double base, int so
 
 typedef struct beam_state {
     seq *pool;             /* beam_size sequences: the live beams live in place */
-    int live[64], n_live;  /* pool slots of the live beams, best first */
+    int live[HARK_MAX_BEAMS], n_live;  /* pool slots of the live beams, best first */
     hark_window *finished; /* up to max_candidates, each ending with eot   */
     int n_finished, max_candidates, size;
 } beam_state;
@@ -413,7 +413,7 @@ static int add_finished(beam_state *b, const hark_window *w, double score)
 static int place_beams(const hark_model *m, beam_state *b, const candidate *next, int n,
                        int *slot)
 {
-    char claimed[64] = {0}, used[64] = {0};
+    char claimed[HARK_MAX_BEAMS] = {0}, used[HARK_MAX_BEAMS] = {0};
     for (int k = 0; k < n; k++) {
         int src = b->live[next[k].source];
         slot[k] = claimed[src] ? -1 : src;
@@ -436,7 +436,7 @@ static int place_beams(const hark_model *m, beam_state *b, const candidate *next
 static int beam_step(const hark_model *m, const hark_decode_opts *o, beam_state *b,
                      candidate *cand, pending *p)
 {
-    int V = m->hp.n_vocab, n = 0, saved = 0, rc = 0, slot[64];
+    int V = m->hp.n_vocab, n = 0, saved = 0, rc = 0, slot[HARK_MAX_BEAMS];
     for (int j = 0; j < b->n_live; j++) {
         seq *s = beam(b, j);
         hark_apply_filters(m, o, s->logits, s->w.tokens, s->w.n);
@@ -446,7 +446,7 @@ static int beam_step(const hark_model *m, const hark_decode_opts *o, beam_state 
         n += k;
     }
     qsort(cand, (size_t)n, sizeof *cand, by_score);
-    candidate next[64];
+    candidate next[HARK_MAX_BEAMS];
     for (int i = 0; i < n && saved < b->size && !rc; i++) {
         if (cand[i].token != m->vocab.sp.eot) {
             next[saved++] = cand[i];
@@ -473,7 +473,7 @@ static int beam_step(const hark_model *m, const hark_decode_opts *o, beam_state 
 static int finish_live_beams(beam_state *b)
 {
     int rc = 0;
-    char used[64] = {0};
+    char used[HARK_MAX_BEAMS] = {0};
     b->max_candidates = b->size > b->max_candidates ? b->size : b->max_candidates;
     for (int k = 0; !rc && b->n_finished < b->size && k < b->n_live; k++) {
         int best = -1;
@@ -577,7 +577,7 @@ static int decoder_prepare(hark_decoder *d, const hark_model *m, const hark_cros
         d->p = NULL;
     }
     if (!d->p && (!(d->p = calloc(1, sizeof(pending))) ||
-                  !(d->p->logits = malloc(sizeof(float) * 64 * (size_t)m->hp.n_vocab))))
+                  !(d->p->logits = malloc(sizeof(float) * HARK_MAX_BEAMS * (size_t)m->hp.n_vocab))))
         return HARK_ERR_NOMEM;
     if (n > d->n) {
         seq *s = realloc(d->seqs, sizeof(seq) * (size_t)n);

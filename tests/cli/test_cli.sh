@@ -8,6 +8,13 @@ G="--no-timestamps --beam-size 1 --temperature 0"
 
 "$HARK" --version >"$TMP/v"; expect_eq "--version" "$(cat "$TMP/v")" "hark 0.1.0"
 "$HARK" --help | grep -q "^usage: hark" && ok || bad "--help prints the usage"
+# docs/cli.md is what the option table makes of itself (make docs), and lists every
+# option --help lists, no more
+"$HARK" --help-markdown | cmp -s - docs/cli.md && ok || bad "docs/cli.md is not hark --help-markdown's: make docs"
+help_options() { "$HARK" --help | grep -E '^ {2,6}-' | sed -E 's/^ +//; s/  .*//' | grep -oE -- '-{1,2}[a-z][-a-z0-9]*' | sort -u; }
+doc_options() { sed -n '/^## Options/,/^## /p' docs/cli.md | grep '^| `-' | cut -d'|' -f2 | grep -oE -- '-{1,2}[a-z][-a-z0-9]*' | sort -u; }
+expect_eq "options of --help not in docs/cli.md, and of docs/cli.md not in --help" "$(diff <(help_options) <(doc_options))" ""
+[ "$(help_options | wc -l)" -ge 80 ] && ok || bad "only $(help_options | wc -l) spellings of options in --help"
 
 # every model file gives the same transcript
 "$HARK" -m $M/hf-f32 $G $CLIP >"$TMP/a.txt" 2>"$TMP/err"; expect_eq "hf-f32 exit" $? 0
@@ -216,7 +223,8 @@ unknown --frobnicate
 unknown --max_line
 unknown --word__timestamps
 # whisper.cpp's options are answered with hark's way of doing the same, every one in
-# cli/hints.c's table (none shadowed by an option hark takes)
+# the table of them that hark --help-markdown writes (none shadowed by an option hark
+# takes)
 whispercpp() {
     "$HARK" -m $M/hf-f32 "$1" $CLIP >/dev/null 2>"$TMP/err"; expect_eq "$1 exit" $? 2
     expect_eq "$1 message" "$(cat "$TMP/err")" "hark: unknown option $1: whisper.cpp's $1 $2 (see hark --help)"
@@ -229,7 +237,7 @@ whispercpp -ng "has no use here: hark runs on the CPU"
 whispercpp -dtw "is hark's --word-timestamps (DTW on the model's alignment heads)"
 whispercpp --grammar "has no equivalent: hark has no grammar-constrained decoding (--suppress-regex and --initial-prompt steer it)"
 n=0
-for opt in $(grep -o '^    {"-[-a-z]*", \(NULL\|"-[-a-z]*"\)' cli/hints.c | grep -o -- '"-[-a-z]*"' | tr -d '"'); do
+for opt in $("$HARK" --help-markdown | sed -n "/^## whisper.cpp's options/,\$p" | grep '^| `-' | cut -d'|' -f2 | grep -o -- '-[-a-z]*'); do
     "$HARK" -m $M/hf-f32 "$opt" $CLIP >/dev/null 2>"$TMP/err"
     [[ $? == 2 && "$(cat "$TMP/err")" == "hark: unknown option $opt: whisper.cpp's $opt "* ]] && n=$((n + 1)) ||
         bad "$opt: $(cat "$TMP/err")"
