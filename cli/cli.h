@@ -69,6 +69,9 @@ int cli_serve_main(int argc, char **argv);
 /* hark stream [FILE] [options]: live transcription of 16 kHz PCM as it comes;
  * returns the exit status (stream.c). */
 int cli_stream_main(int argc, char **argv);
+/* hark explain --shapes | AUDIO [options]: see inside the model; returns the exit
+ * status (explain.c). */
+int cli_explain_main(int argc, char **argv);
 /* hark vad FILE... [VAD options]; returns the exit status (vad.c). */
 int cli_vad_main(int argc, char **argv);
 /* With --vad, loads the VAD model (--vad-model, else hark's own) into *vad (NULL

@@ -28,6 +28,8 @@ static const char USAGE[] =
     "                                         text over HTTP, N requests at once (default 1):\n"
     "                                         POST /inference (whisper.cpp's server)\n"
     "                                         or /v1/audio/transcriptions (OpenAI's API)\n"
+    "       hark explain --shapes [-m MODEL | --dims NAME] | AUDIO [-o DIR]  see inside\n"
+    "                                         the model: shapes, attention, logit lens\n"
     "       hark quantize IN OUT TYPE         write IN (HF dir or .bin) as a ggml .bin of TYPE:\n"
     "                                         f32 f16 q8_0 q5_0 q5_1 q4_0 q4_1\n"
     "\n"
@@ -938,6 +940,8 @@ int main(int argc, char **argv)
         return cli_stream_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "serve") == 0)
         return cli_serve_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "explain") == 0)
+        return cli_explain_main(argc - 1, argv + 1);
     cli_options o;
     cli_default_options(&o);
     char **inputs = calloc((size_t)argc, sizeof(char *));

@@ -278,6 +278,26 @@ int hark_model_write(const hark_model *model, const char *path, const char *type
  * expression), else -1 with regcomp's reason in why. */
 int hark_suppress_regex_check(const char *pattern, char *why, size_t n);
 
+/* ------------------------------------------------------------ see inside */
+
+/* A Whisper model's dimensions, openai's ModelDimensions. */
+typedef struct hark_dims {
+    int n_mels, n_vocab;
+    int n_audio_ctx, n_audio_state, n_audio_head, n_audio_layer;
+    int n_text_ctx, n_text_state, n_text_head, n_text_layer;
+} hark_dims;
+hark_dims hark_model_dims(const hark_model *model);
+/* openai's released models' dimensions by name: tiny, base, small, medium (each also
+ * .en), large, large-v2, large-v3, large-v3-turbo.  0, or HARK_ERR_ARG for another. */
+int hark_whisper_dims(const char *name, hark_dims *dims);
+/* The forward pass as a table (hark explain --shapes): for one window and one
+ * decoding step, each tensor as the code names it, its shape in symbols and in
+ * numbers, the operation, its parameters and FLOPs, and the model's totals
+ * (parameters by kind, KV-cache and cross K/V bytes, the encoder's score memory).
+ * format "text" (for a terminal) or "json"; malloc'd, NULL for an unknown format,
+ * dimensions out of range or no memory. */
+char *hark_shapes(const hark_dims *dims, const char *format);
+
 /* ------------------------------------------------------------ benchmarks */
 
 enum { HARK_BENCH_BATCH = 5 }; /* sequences the batched-decode stage steps together */

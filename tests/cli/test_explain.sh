@@ -1,0 +1,105 @@
+# hark explain: the shape table's totals against numbers worked out here on their own
+# (openai's released sizes, and the exact parameter count of the model files hark
+# loads, read from their safetensors headers), its errors, and one window's trace.
+. "$(dirname "$0")/lib.sh"
+RANDOM_HF=tests/data/tiny-random/hf-f32
+DEFAULT=models/hark-en-tiny
+
+# json_number FILE KEY: the number after "KEY": in one-line JSON, or nothing.
+json_number() { grep -oE "\"$2\":-?[0-9][0-9.eE+-]*" "$1" | head -n 1 | cut -d: -f2; }
+
+# whisper_params MELS VOCAB C ENC_LAYERS DEC_LAYERS: parameters of a Whisper model,
+# module by module as openai's model.py builds it (the encoder's sinusoidal table
+# counted too: every checkpoint stores it), T = 1500 frames, n_ctx = 448.
+whisper_params() {
+    local mels=$1 vocab=$2 c=$3 enc=$4 dec=$5
+    local linear=$((c * c + c)) ln=$((2 * c))
+    local attn=$((4 * linear - c + ln)) # q, k (no bias), v, out and the LayerNorm before
+    local mlp=$((c * 4 * c + 4 * c + 4 * c * c + c + ln))
+    local conv=$((mels * c * 3 + c + c * c * 3 + c))
+    echo $((conv + 1500 * c + enc * (attn + mlp) + ln + vocab * c + 448 * c + dec * (2 * attn + mlp) + ln))
+}
+
+# safetensors_params FILE: the elements of every tensor in a safetensors file's header
+safetensors_params() {
+    local n
+    n=$(od -An -t u8 -N8 "$1" | tr -d ' ')
+    tail -c +9 "$1" | head -c "$n" | grep -o '"shape":\[[0-9,]*\]' | tr -dc '0-9,\n' |
+        awk -F, '{ p = 1; for (i = 1; i <= NF; i++) p *= $i; s += p } END { printf "%.0f\n", s }'
+}
+
+# openai's sizes: name mels vocab width encoder-layers decoder-layers heads
+while read -r name mels vocab c enc dec heads; do
+    "$HARK" explain --shapes --dims "$name" --json >"$TMP/$name.json" 2>"$TMP/err"
+    expect_eq "explain --shapes --dims $name exit" $? 0
+    expect_eq "explain --shapes --dims $name stderr" "$(cat "$TMP/err")" ""
+    expect_eq "$name parameters" "$(json_number "$TMP/$name.json" total_params)" \
+        "$(whisper_params "$mels" "$vocab" "$c" "$enc" "$dec")"
+    expect_eq "$name KV-cache bytes a token (f32 K and V)" \
+        "$(json_number "$TMP/$name.json" kv_cache_bytes_per_token)" $((2 * dec * c * 4))
+    expect_eq "$name cross K/V bytes a window (f16)" \
+        "$(json_number "$TMP/$name.json" cross_kv_bytes_per_window)" $((2 * dec * 1500 * c * 2))
+    expect_eq "$name encoder scores a layer" \
+        "$(json_number "$TMP/$name.json" encoder_score_bytes_per_layer)" $((heads * 1500 * 1500 * 4))
+    expect_eq "$name n_head" "$(json_number "$TMP/$name.json" n_audio_head)" "$heads"
+done <<'EOF'
+tiny 80 51865 384 4 4 6
+tiny.en 80 51864 384 4 4 6
+base.en 80 51864 512 6 6 8
+small 80 51865 768 12 12 12
+medium.en 80 51864 1024 24 24 16
+large-v3 128 51866 1280 32 32 20
+large-v3-turbo 128 51866 1280 32 4 20
+EOF
+# the well-known totals, as Hugging Face's num_parameters() gives them
+expect_eq "tiny is 37,760,640 parameters" "$(json_number "$TMP/tiny.json" total_params)" 37760640
+expect_eq "large-v3 is 1,543,490,560 parameters" "$(json_number "$TMP/large-v3.json" total_params)" 1543490560
+# an encoder block is 4C^2 of attention and 8C^2 of FFN (and their biases)
+share=$(json_number "$TMP/base.en.json" encoder_block_ffn_share)
+awk -v s="$share" 'BEGIN { exit !(s > 0.666 && s < 0.667) }' && ok || bad "FFN share $share is not 2/3"
+
+# the model files hark loads: every tensor in the file is counted once (the output
+# projection is the token embedding), f32 safetensors, ggml and the default model
+for m in $RANDOM_HF $DEFAULT; do
+    "$HARK" explain --shapes -m "$m" --json >"$TMP/m.json" 2>"$TMP/err"
+    expect_eq "explain --shapes -m $m exit" $? 0
+    expect_eq "$m parameters = its safetensors' elements" "$(json_number "$TMP/m.json" total_params)" \
+        "$(safetensors_params "$m/model.safetensors")"
+done
+"$HARK" explain --shapes -m tests/data/tiny-random/model-f32.bin --json >"$TMP/ggml.json"
+"$HARK" explain --shapes -m $RANDOM_HF --json >"$TMP/hf.json"
+expect_eq "a ggml file's table is its safetensors twin's" "$(cat "$TMP/ggml.json")" "$(cat "$TMP/hf.json")"
+# the encoder's FLOPs are hark bench's (which adds the cross K/V projection too)
+HARK_BENCH_QUICK=1 "$HARK" bench -m $RANDOM_HF --reps 1 --json >"$TMP/bench.json" 2>/dev/null
+awk -v a="$(json_number "$TMP/hf.json" window_flops)" -v b="$(json_number "$TMP/bench.json" encoder_gflop)" \
+    'BEGIN { exit !(b > 0 && (a / 1e9 - b) ^ 2 < 1e-12) }' && ok || bad "window FLOPs are not hark bench's encoder GFLOP"
+
+# the terminal table: every stage, and the totals
+"$HARK" explain --shapes --dims tiny.en >"$TMP/text"
+expect_eq "text table exit" $? 0
+for want in "encoder block (x4 per window)" "decoder block (x4 per step)" "parameters: 37760256" \
+    "(B, n_head, T, T)         (1, 6, 1500, 1500)" "logits          (B, 1, n_vocab)"; do
+    grep -qF "$want" "$TMP/text" && ok || bad "the table has no line with [$want]"
+done
+
+# usage_error "exact stderr line" args...: exit 2 (a usage error), that line alone
+usage_error() {
+    local want=$1; shift
+    "$HARK" "$@" >"$TMP/out" 2>"$TMP/err"
+    expect_eq "exit status of hark $*" $? 2
+    expect_eq "stderr of hark $*" "$(cat "$TMP/err")" "$want"
+    expect_eq "stdout of hark $*" "$(wc -c <"$TMP/out")" 0
+}
+usage_error "hark: explain: --dims takes tiny, tiny.en, base, base.en, small, small.en, medium, medium.en, large, large-v2, large-v3 or large-v3-turbo, not huge (see hark explain --help)" \
+    explain --shapes --dims huge
+usage_error "hark: explain: --dims and -m name two models: give one (see hark explain --help)" \
+    explain --shapes --dims tiny -m $RANDOM_HF
+usage_error "hark: explain: --shapes takes no audio file: x.wav (see hark explain --help)" \
+    explain --shapes x.wav
+usage_error "hark: explain: unknown option or missing value: --bogus (see hark explain --help)" \
+    explain --bogus
+"$HARK" explain --help >"$TMP/help"
+expect_eq "explain --help exit" $? 0
+grep -q "hark explain --shapes" "$TMP/help" && ok || bad "explain --help shows no usage"
+
+summary test_explain.sh
