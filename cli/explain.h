@@ -14,6 +14,9 @@ typedef struct explain_options {
     int window;          /* --window N, from 0                                */
 } explain_options;
 
+/* The page that draws a trace (index.html): self-contained, the trace inside it;
+ * malloc'd, NULL when out of memory (explain_page.c). */
+char *explain_page(const char *trace_json);
 /* Traces window o->window of o->audio into o->out_dir; returns the exit status. */
 int explain_audio(const explain_options *o);
 

@@ -298,6 +298,27 @@ int hark_whisper_dims(const char *name, hark_dims *dims);
  * dimensions out of range or no memory. */
 char *hark_shapes(const hark_dims *dims, const char *format);
 
+/* A trace of one window of a transcription (hark explain AUDIO): the window is
+ * decoded as always, then its mel and the tokens it took run through the networks
+ * again with a probe that records, per layer and head, the decoder's
+ * self-attention (the masked upper triangle exactly 0) and cross-attention, the
+ * encoder's self-attention summed up (mean distance, entropy, a downsampled map),
+ * the q.k scores with and without the 1/sqrt(d_head) scaling, the logit lens
+ * (each layer's residual stream through the final LayerNorm and the output
+ * projection) and each step's candidates.  Transcription without a trace never
+ * runs the probe.  window: from 0. */
+typedef struct hark_explain hark_explain;
+hark_explain *hark_explain_new(int window);
+void hark_explain_free(hark_explain *x);
+/* hark_transcribe, recording the trace's window into x (the results are
+ * hark_transcribe's, token for token); HARK_ERR_ARG when the audio has no such
+ * window. */
+int hark_transcribe_explained(hark_context *ctx, const float *samples, size_t n_samples,
+                              hark_explain *x);
+/* The trace as JSON (malloc'd): every number hark explain's page draws; NULL
+ * before a trace, or out of memory. */
+char *hark_explain_json(const hark_explain *x);
+
 /* ------------------------------------------------------------ benchmarks */
 
 enum { HARK_BENCH_BATCH = 5 }; /* sequences the batched-decode stage steps together */

@@ -52,6 +52,8 @@ typedef struct loop_state {
     const hark_levels *levels; /* a stereo file's, to label speakers; else NULL */
     int *matching, n_matching; /* the tokens suppress_regex matches */
     const hark_time_map *vad_map; /* with VAD: the speech's times to the file's; else NULL */
+    const hark_window_observer *obs; /* NULL, or told of each window (hark explain) */
+    int n_windows;         /* windows decoded so far */
 } loop_state;
 
 static int history_add(loop_state *st, const int *t, int n)
@@ -197,8 +199,10 @@ static int needs_fallback(const hark_params *p, const hark_model *m, const hark_
     return retry;
 }
 
-/* Decodes the encoded window at each temperature until one is acceptable. */
-static int decode_with_fallback(loop_state *st, int seek, hark_window *w, float *temperature)
+/* Decodes the encoded window at each temperature until one is acceptable;
+ * *used: the options of that one. */
+static int decode_with_fallback(loop_state *st, int seek, hark_window *w, float *temperature,
+                                hark_decode_opts *used)
 {
     const hark_params *p = st->p;
     int n_t = p->n_temperatures > 0 ? p->n_temperatures : 1, rc = 0;
@@ -210,6 +214,7 @@ static int decode_with_fallback(loop_state *st, int seek, hark_window *w, float 
         if ((rc = hark_decode_window(st->m, &st->cross, &o, st->dec, w)))
             return rc;
         *temperature = t;
+        *used = o;
         if (!needs_fallback(p, st->m, w))
             break;
     }
@@ -383,8 +388,15 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
     float temperature = 0;
     if (st->p->carry_initial_prompt && carry_prompt(st))
         return HARK_ERR_NOMEM;
-    if ((rc = decode_with_fallback(st, seek, &w, &temperature)))
+    hark_decode_opts used;
+    if ((rc = decode_with_fallback(st, seek, &w, &temperature, &used)))
         return rc;
+    if (st->obs && (rc = st->obs->decoded(st->obs->user, m, st->n_windows, seek, st->window,
+                                          &st->cross, &used, &w))) {
+        hark_window_free(&w);
+        return rc;
+    }
+    st->n_windows++;
     int first = r->n, silence = is_silence(st->p, &w), dropped = 0;
     int advance = silence ? size : segments_of(st, r, &w, seek, size, temperature);
     int single_end = single_timestamp_end(st, &w);
@@ -576,7 +588,15 @@ static int transcribe_samples(loop_state *st, hark_result *r, const float *sampl
 int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_decoder *dec,
              const hark_audio *in, hark_result *r, hark_error *e)
 {
+    return hark_run_observed(m, p, pool, dec, in, r, e, NULL);
+}
+
+int hark_run_observed(const hark_model *m, const hark_params *p, hark_pool *pool,
+                      hark_decoder *dec, const hark_audio *in, hark_result *r, hark_error *e,
+                      const hark_window_observer *obs)
+{
     loop_state st = {0};
+    st.obs = obs;
     const float *samples = in->samples;
     size_t n = in->n;
     st.m = m;
