@@ -102,4 +102,49 @@ usage_error "hark: explain: unknown option or missing value: --bogus (see hark e
 expect_eq "explain --help exit" $? 0
 grep -q "hark explain --shapes" "$TMP/help" && ok || bad "explain --help shows no usage"
 
+# one window traced: the tokens are plain transcription's, id for id (the explain
+# summary's first line against the json writer's), and the files are there
+SAMPLE=samples/sample01-en-us.wav
+"$HARK" explain "$SAMPLE" -o "$TMP/ex" >"$TMP/sum" 2>"$TMP/err"
+expect_eq "explain AUDIO exit" $? 0
+expect_eq "explain AUDIO stderr" "$(cat "$TMP/err")" ""
+"$HARK" -f json "$SAMPLE" >"$TMP/plain.json"
+plain=$(grep -oE '\{"id":[0-9]+,"text"' "$TMP/plain.json" | tr -dc '0-9\n' | tr '\n' ' ')
+traced=$(head -n 1 "$TMP/sum" | cut -d: -f2-)
+expect_eq "explained tokens = plain transcription's" "$traced" " ${plain% }"
+for f in trace.json index.html; do [ -s "$TMP/ex/$f" ] && ok || bad "no $f written"; done
+grep -q "logit lens at the last layer vs the logits: max |diff| 0$" "$TMP/sum" && ok ||
+    bad "the lens at the last layer is not the logits: $(grep 'logit lens' "$TMP/sum")"
+if command -v jq >/dev/null; then
+    jq -e '.decoder_self | length == 4' "$TMP/ex/trace.json" >/dev/null && ok || bad "trace.json is not the JSON expected"
+fi
+usage_error "hark: explain: --window takes a window number from 0, not -1 (see hark explain --help)" \
+    explain "$SAMPLE" --window -1
+expect_error "hark: explain: $SAMPLE: no window 3 to explain: the audio made 1" explain "$SAMPLE" --window 3 -o "$TMP/ex3"
+
+# the page in a real browser: it draws (data-drawn="ok", no error box), the console
+# stays silent, and the screenshot shows the heatmaps' blues
+if ! command -v chromium >/dev/null; then
+    skip "chromium not installed: the page is not opened (apt-get install chromium)"
+else
+    browse() { timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+        --enable-logging=stderr --v=0 --user-data-dir="$TMP/chrome" "$@" "file://$TMP/ex/index.html"; }
+    browse --dump-dom >"$TMP/dom" 2>"$TMP/console"
+    grep -q 'data-drawn="ok"' "$TMP/dom" && ok || bad "the page did not finish drawing"
+    grep -q 'id="js-error"' "$TMP/dom" && bad "the page shows an error: $(grep -o 'error: [^<]*' "$TMP/dom")" || ok
+    grep -q ':CONSOLE' "$TMP/console" && bad "console: $(grep ':CONSOLE' "$TMP/console" | head -n 3)" || ok
+    browse --window-size=1200,1000 --screenshot="$TMP/shot.png" >/dev/null 2>&1
+    if ! command -v pngtopnm >/dev/null; then
+        skip "netpbm not installed: the screenshot's pixels are not checked"
+    else
+        # pixels of the heatmaps' blue (blue well above red), and how many shades of it
+        pngtopnm "$TMP/shot.png" | pnmtoplainpnm | awk 'NR > 3 { for (i = 1; i <= NF; i++) v[n++] = $i }
+            END { for (i = 0; i + 2 < n; i += 3) if (v[i + 2] - v[i] > 60) { blue++; shade[v[i] "," v[i + 1]] = 1 }
+                  for (s in shade) shades++; print blue + 0, shades + 0 }' >"$TMP/px"
+        read -r blue shades <"$TMP/px"
+        [ "$blue" -gt 5000 ] && [ "$shades" -gt 20 ] && ok ||
+            bad "the screenshot shows no heatmap: $blue blue pixels in $shades shades"
+    fi
+fi
+
 summary test_explain.sh
