@@ -78,23 +78,6 @@ static int audio_frames(const hark_explain *x)
     return (int)(f < 1 ? 1 : f > ac ? ac : f);
 }
 
-static cJSON *self_json(const hark_explain *x)
-{
-    int L = x->m->hp.n_text_layer, H = x->m->hp.n_text_head, P = x->n_pos;
-    cJSON *layers = cJSON_CreateArray();
-    for (int l = 0; l < L; l++) {
-        cJSON *heads = cJSON_CreateArray();
-        for (int h = 0; h < H; h++) {
-            cJSON *rows = cJSON_CreateArray();
-            for (int i = 0; i < P; i++)
-                cJSON_AddItemToArray(rows, floats(x->self + (((size_t)l * H + h) * P + i) * P, P));
-            cJSON_AddItemToArray(heads, rows);
-        }
-        cJSON_AddItemToArray(layers, heads);
-    }
-    return layers;
-}
-
 /* One cross-attention row: the audio's frames, and "rest" (the padding's weight). */
 static cJSON *cross_row(const float *w, int shown, int ac)
 {
@@ -107,17 +90,20 @@ static cJSON *cross_row(const float *w, int shown, int ac)
     return o;
 }
 
-static cJSON *cross_json(const hark_explain *x)
+/* Attention maps [layer][head][n_pos][cols] as nested arrays; shown < 0: rows
+ * whole, else cross-attention rows of their first `shown` columns and the rest. */
+static cJSON *maps_json(const hark_explain *x, const float *maps, int cols, int shown)
 {
     int L = x->m->hp.n_text_layer, H = x->m->hp.n_text_head, P = x->n_pos;
-    int ac = x->m->hp.n_audio_ctx, shown = audio_frames(x);
     cJSON *layers = cJSON_CreateArray();
     for (int l = 0; l < L; l++) {
         cJSON *heads = cJSON_CreateArray();
         for (int h = 0; h < H; h++) {
             cJSON *rows = cJSON_CreateArray();
-            for (int i = 0; i < P; i++)
-                cJSON_AddItemToArray(rows, cross_row(x->xattn + (((size_t)l * H + h) * P + i) * ac, shown, ac));
+            for (int i = 0; i < P; i++) {
+                const float *row = maps + (((size_t)l * H + h) * P + i) * cols;
+                cJSON_AddItemToArray(rows, shown < 0 ? floats(row, cols) : cross_row(row, shown, cols));
+            }
             cJSON_AddItemToArray(heads, rows);
         }
         cJSON_AddItemToArray(layers, heads);
@@ -231,8 +217,8 @@ char *hark_explain_json(const hark_explain *x)
     cJSON_AddItemToObject(o, "tokens", tokens_json(x));
     cJSON_AddItemToObject(o, "steps", steps_json(x, &p_diff));
     cJSON_AddItemToObject(o, "lens", lens_json(x));
-    cJSON_AddItemToObject(o, "decoder_self", self_json(x));
-    cJSON_AddItemToObject(o, "cross", cross_json(x));
+    cJSON_AddItemToObject(o, "decoder_self", maps_json(x, x->self, x->n_pos, -1));
+    cJSON_AddItemToObject(o, "cross", maps_json(x, x->xattn, hp->n_audio_ctx, audio_frames(x)));
     cJSON_AddItemToObject(o, "cross_heads", heads_json(x->dec_cross, hp->n_text_layer, hp->n_text_head,
                                                        hp->n_text_state / hp->n_text_head, 0, 0));
     cJSON_AddItemToObject(o, "encoder_heads", heads_json(x->enc, hp->n_audio_layer, hp->n_audio_head,

@@ -199,11 +199,11 @@ static int needs_fallback(const hark_params *p, const hark_model *m, const hark_
     return retry;
 }
 
-/* Decodes the encoded window at each temperature until one is acceptable;
- * *used: the options of that one. */
-static int decode_with_fallback(loop_state *st, int seek, hark_window *w, float *temperature,
-                                hark_decode_opts *used)
+/* Decodes the encoded window at each temperature until one is acceptable, and
+ * tells the observer, if any, what it took. */
+static int decode_with_fallback(loop_state *st, int seek, hark_window *w, float *temperature)
 {
+    hark_decode_opts used = {0};
     const hark_params *p = st->p;
     int n_t = p->n_temperatures > 0 ? p->n_temperatures : 1, rc = 0;
     for (int i = 0; i < n_t; i++) {
@@ -214,11 +214,15 @@ static int decode_with_fallback(loop_state *st, int seek, hark_window *w, float 
         if ((rc = hark_decode_window(st->m, &st->cross, &o, st->dec, w)))
             return rc;
         *temperature = t;
-        *used = o;
+        used = o;
         if (!needs_fallback(p, st->m, w))
             break;
     }
-    return 0;
+    if (st->obs && (rc = st->obs->decoded(st->obs->user, st->m, st->n_windows, seek, st->window,
+                                          &st->cross, &used, w)))
+        hark_window_free(w);
+    st->n_windows++;
+    return rc;
 }
 
 static int is_silence(const hark_params *p, const hark_window *w)
@@ -388,15 +392,8 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
     float temperature = 0;
     if (st->p->carry_initial_prompt && carry_prompt(st))
         return HARK_ERR_NOMEM;
-    hark_decode_opts used;
-    if ((rc = decode_with_fallback(st, seek, &w, &temperature, &used)))
+    if ((rc = decode_with_fallback(st, seek, &w, &temperature)))
         return rc;
-    if (st->obs && (rc = st->obs->decoded(st->obs->user, m, st->n_windows, seek, st->window,
-                                          &st->cross, &used, &w))) {
-        hark_window_free(&w);
-        return rc;
-    }
-    st->n_windows++;
     int first = r->n, silence = is_silence(st->p, &w), dropped = 0;
     int advance = silence ? size : segments_of(st, r, &w, seek, size, temperature);
     int single_end = single_timestamp_end(st, &w);
