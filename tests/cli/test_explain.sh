@@ -115,6 +115,11 @@ expect_eq "explained tokens = plain transcription's" "$traced" " ${plain% }"
 for f in trace.json index.html; do [ -s "$TMP/ex/$f" ] && ok || bad "no $f written"; done
 grep -q "logit lens at the last layer vs the logits: max |diff| 0$" "$TMP/sum" && ok ||
     bad "the lens at the last layer is not the logits: $(grep 'logit lens' "$TMP/sum")"
+# the alignment heads marked are generation_config.json's
+heads_of() { tr -d ' \n' <"$1" | sed -n 's/.*"alignment_heads":\(\[\[[0-9,]*\]\(,\[[0-9,]*\]\)*\]\).*/\1/p'; }
+want=$(heads_of $DEFAULT/generation_config.json)
+[ -n "$want" ] && ok || bad "no alignment heads in $DEFAULT/generation_config.json"
+expect_eq "alignment heads in the trace" "$(heads_of "$TMP/ex/trace.json")" "$want"
 if command -v jq >/dev/null; then
     jq -e '.decoder_self | length == 4' "$TMP/ex/trace.json" >/dev/null && ok || bad "trace.json is not the JSON expected"
 fi
