@@ -11,14 +11,16 @@
 
 static const char EXPLAIN_USAGE[] =
     "usage: hark explain --shapes [-m MODEL | --dims NAME] [--json]\n"
-    "       hark explain AUDIO [-m MODEL] [--window N] [-o DIR] [decoding options]\n"
+    "       hark explain AUDIO [-m MODEL] [--window N] [-o DIR] [--occlusion] [options]\n"
     "  --shapes prints every tensor of the forward pass, stage by stage, for one window\n"
     "  and one decoding step: its shape in symbols and numbers, the operation, its\n"
     "  parameters and FLOPs, and the model's totals.  --dims takes openai's sizes without\n"
     "  weights: tiny base small medium (and .en), large large-v2 large-v3 large-v3-turbo.\n"
     "  With AUDIO, window N (from 0; default 0) is transcribed as usual and recorded:\n"
     "  attention maps, the logit lens, each step's candidates; DIR/trace.json and\n"
-    "  DIR/index.html (default DIR: explain) and a summary on stdout.\n";
+    "  DIR/index.html (default DIR: explain) and a summary on stdout.  --occlusion masks\n"
+    "  each 0.2 s of the window in turn and ranks how well each cross-attention head's\n"
+    "  attention follows the log-probability the tokens lose.\n";
 
 static int explain_usage_error(const char *fmt, const char *arg)
 {
@@ -36,6 +38,8 @@ static int own_option(explain_options *o, int argc, char **argv, int *i)
         o->shapes = 1;
     else if (!strcmp(a, "--json"))
         o->json = 1;
+    else if (!strcmp(a, "--occlusion"))
+        o->occlusion = 1;
     else if (v && !strcmp(a, "--dims"))
         o->dims = v, (*i)++;
     else if (v && (!strcmp(a, "-o") || !strcmp(a, "--output-dir")))

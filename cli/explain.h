@@ -12,6 +12,7 @@ typedef struct explain_options {
     const char *audio;   /* the file whose window is traced                   */
     const char *out_dir; /* -o DIR (default "explain")                        */
     int window;          /* --window N, from 0                                */
+    int occlusion;       /* --occlusion: spans of 0.2 s masked in turn         */
 } explain_options;
 
 /* The page that draws a trace (index.html): self-contained, the trace inside it;

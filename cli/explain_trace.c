@@ -17,6 +17,8 @@ static char *trace_json(const explain_options *o, const hark_model *m, const flo
     hark_context *ctx = hark_context_new(m, &o->cli.params);
     hark_explain *ex = hark_explain_new(o->window);
     char *json = NULL;
+    if (ex && o->occlusion)
+        hark_explain_set_occlusion(ex, 0.2);
     if (!ctx || !ex)
         fprintf(stderr, "hark: explain: out of memory\n");
     else if (hark_transcribe_explained(ctx, x, n, ex) != 0)
@@ -37,6 +39,32 @@ static int write_out(const char *dir, const char *name, const char *text)
         return 0;
     fprintf(stderr, "hark: explain: %s\n", e.msg);
     return 1;
+}
+
+/* --occlusion: each decoder layer's heads' rank correlations, alignment heads starred. */
+static void occlusion_summary(const cJSON *t)
+{
+    const cJSON *o = cJSON_GetObjectItem(t, "occlusion"), *layer, *rho;
+    const cJSON *heads = cJSON_GetObjectItem(cJSON_GetObjectItem(t, "window"), "alignment_heads");
+    if (!o)
+        return;
+    printf("\nocclusion: rank correlation of each head's attention with the log-probability lost\n"
+           "when %.1f s of audio is masked (* alignment heads)\n", cJSON_GetObjectItem(o, "span_s")->valuedouble);
+    int l = 0;
+    cJSON_ArrayForEach(layer, cJSON_GetObjectItem(o, "head_rho")) {
+        int h = 0;
+        printf("  layer %d:", l);
+        cJSON_ArrayForEach(rho, layer) {
+            int star = 0;
+            const cJSON *a;
+            cJSON_ArrayForEach(a, heads)
+                star |= cJSON_GetArrayItem(a, 0)->valueint == l && cJSON_GetArrayItem(a, 1)->valueint == h;
+            printf(" %+.2f%s", rho->valuedouble, star ? "*" : " ");
+            h++;
+        }
+        printf("\n");
+        l++;
+    }
 }
 
 /* The taken tokens' ids on one line, then the text, the first candidates of
@@ -60,6 +88,7 @@ static void summary(const cJSON *t, const char *dir)
                    cJSON_GetObjectItem(c, "p")->valuedouble);
         printf("\n");
     }
+    occlusion_summary(t);
     const cJSON *checks = cJSON_GetObjectItem(t, "checks");
     printf("\nlogit lens at the last layer vs the logits: max |diff| %g\n"
            "each token's probability replayed vs the search's: max |diff| %g\n"

@@ -310,6 +310,12 @@ char *hark_shapes(const hark_dims *dims, const char *format);
 typedef struct hark_explain hark_explain;
 hark_explain *hark_explain_new(int window);
 void hark_explain_free(hark_explain *x);
+/* Is attention an explanation?  With seconds > 0 the trace also masks each span of
+ * that length of the window's audio in turn (as silence), measures how much log
+ * probability each taken token loses, and ranks, per cross-attention head, how well
+ * its attention over the spans follows that loss (Spearman, averaged over the text
+ * tokens).  0: off (the default). */
+void hark_explain_set_occlusion(hark_explain *x, double seconds);
 /* hark_transcribe, recording the trace's window into x (the results are
  * hark_transcribe's, token for token); HARK_ERR_ARG when the audio has no such
  * window. */

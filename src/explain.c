@@ -34,16 +34,18 @@ static void free_stats(head_stats *s, int n)
 void hark_explain_reset(hark_explain *x)
 {
     int want = x->want;
+    double occlusion = x->occlusion_s;
     if (x->m) {
         free_stats(x->enc, x->m->hp.n_audio_layer * x->m->hp.n_audio_head);
         free_stats(x->dec_cross, 0);
     }
     void *owned[] = {x->tokens, x->self, x->xattn, x->lens, x->top, x->p_search, x->p_replay,
-                     x->n_suppressed, x->row, x->lens_last, x->buf};
+                     x->n_suppressed, x->row, x->lens_last, x->buf, x->effect, x->head_rho};
     for (size_t i = 0; i < sizeof owned / sizeof *owned; i++)
         free(owned[i]);
     memset(x, 0, sizeof *x);
     x->want = want;
+    x->occlusion_s = occlusion;
 }
 
 void hark_explain_free(hark_explain *x)
@@ -52,6 +54,19 @@ void hark_explain_free(hark_explain *x)
         return;
     hark_explain_reset(x);
     free(x);
+}
+
+int hark_explain_audio_frames(const hark_explain *x)
+{
+    long mel_frames = (long)(x->n_samples / 160) - x->seek, ac = x->m->hp.n_audio_ctx;
+    long f = (mel_frames + 1) / 2;
+    return (int)(f < 1 ? 1 : f > ac ? ac : f);
+}
+
+void hark_explain_set_occlusion(hark_explain *x, double seconds)
+{
+    if (x)
+        x->occlusion_s = seconds > 0 ? seconds : 0;
 }
 
 int hark_explain_done(const hark_explain *x, hark_error *e)
@@ -337,6 +352,8 @@ static int on_window(void *user, const hark_model *m, int index, int seek, const
         rc = encode_traced(x, mel);
     if (!rc)
         rc = replay(x, o, w);
+    if (!rc && x->occlusion_s > 0)
+        rc = hark_explain_occlude(x, mel);
     x->cross = NULL;
     x->found = !rc;
     return rc;

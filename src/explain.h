@@ -39,9 +39,17 @@ struct hark_explain {
     float *p_search, *p_replay;   /* [n_pos]: each taken token's probability */
     int *n_suppressed;            /* [n_pos]: tokens the filters ruled out */
     double lens_diff;             /* |lens at the last layer - logits|, at most */
+    double occlusion_s;           /* span masked at a time (0: no occlusion) */
+    int n_spans;                  /* spans of the window's audio */
+    float *effect;                /* [n_pos][n_spans]: log p(token) lost with a span masked */
+    float *head_rho;              /* [L][H]: rank correlation of attention and effect */
     float *row, *lens_last, *buf; /* scratch */
 };
 
+/* The 20 ms encoder frames of the window that hold audio (the rest: padding). */
+int hark_explain_audio_frames(const hark_explain *x);
+/* --occlusion: each span of the window's audio masked in turn (explain_occlusion.c). */
+int hark_explain_occlude(hark_explain *x, const float *mel);
 /* Forgets a previous trace, to trace the next transcription's window x->want. */
 void hark_explain_reset(hark_explain *x);
 /* The observer hark_run_observed calls after each window; it traces x->want. */

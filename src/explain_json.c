@@ -70,14 +70,6 @@ static cJSON *tokens_json(const hark_explain *x)
     return a;
 }
 
-/* The audio frames (20 ms) of the window that hold audio, the rest padding. */
-static int audio_frames(const hark_explain *x)
-{
-    long mel_frames = (long)(x->n_samples / 160) - x->seek, ac = x->m->hp.n_audio_ctx;
-    long f = (mel_frames + 1) / 2;
-    return (int)(f < 1 ? 1 : f > ac ? ac : f);
-}
-
 /* One cross-attention row: the audio's frames, and "rest" (the padding's weight). */
 static cJSON *cross_row(const float *w, int shown, int ac)
 {
@@ -188,7 +180,7 @@ static cJSON *window_json(const hark_explain *x)
     cJSON_AddNumberToObject(o, "start_s", x->seek / 100.0);
     cJSON_AddNumberToObject(o, "frame_s", 0.02);
     cJSON_AddNumberToObject(o, "frames", x->m->hp.n_audio_ctx);
-    cJSON_AddNumberToObject(o, "audio_frames", audio_frames(x));
+    cJSON_AddNumberToObject(o, "audio_frames", hark_explain_audio_frames(x));
     cJSON_AddNumberToObject(o, "n_start", x->n_start);
     for (int i = 0; i < x->m->n_alignment_heads; i++)
         cJSON_AddItemToArray(heads, cJSON_CreateIntArray(x->m->alignment_heads[i], 2));
@@ -205,6 +197,22 @@ static cJSON *shapes_of(const hark_model *m)
     return o;
 }
 
+/* --occlusion: each text token's log-probability drop per span, each head's rho. */
+static cJSON *occlusion_json(const hark_explain *x)
+{
+    const hark_hparams *hp = &x->m->hp;
+    cJSON *o = cJSON_CreateObject(), *effect = cJSON_CreateArray(), *rho = cJSON_CreateArray();
+    cJSON_AddNumberToObject(o, "span_s", x->occlusion_s);
+    cJSON_AddNumberToObject(o, "spans", x->n_spans);
+    for (int pos = 0; pos < x->n_pos; pos++)
+        cJSON_AddItemToArray(effect, floats(x->effect + (size_t)pos * x->n_spans, x->n_spans));
+    for (int l = 0; l < hp->n_text_layer; l++)
+        cJSON_AddItemToArray(rho, floats(x->head_rho + (size_t)l * hp->n_text_head, hp->n_text_head));
+    cJSON_AddItemToObject(o, "effect", effect);
+    cJSON_AddItemToObject(o, "head_rho", rho);
+    return o;
+}
+
 char *hark_explain_json(const hark_explain *x)
 {
     if (!x || !x->found)
@@ -218,11 +226,13 @@ char *hark_explain_json(const hark_explain *x)
     cJSON_AddItemToObject(o, "steps", steps_json(x, &p_diff));
     cJSON_AddItemToObject(o, "lens", lens_json(x));
     cJSON_AddItemToObject(o, "decoder_self", maps_json(x, x->self, x->n_pos, -1));
-    cJSON_AddItemToObject(o, "cross", maps_json(x, x->xattn, hp->n_audio_ctx, audio_frames(x)));
+    cJSON_AddItemToObject(o, "cross", maps_json(x, x->xattn, hp->n_audio_ctx, hark_explain_audio_frames(x)));
     cJSON_AddItemToObject(o, "cross_heads", heads_json(x->dec_cross, hp->n_text_layer, hp->n_text_head,
                                                        hp->n_text_state / hp->n_text_head, 0, 0));
     cJSON_AddItemToObject(o, "encoder_heads", heads_json(x->enc, hp->n_audio_layer, hp->n_audio_head,
                                                          hp->n_audio_state / hp->n_audio_head, 0.02, x->grid));
+    if (x->effect)
+        cJSON_AddItemToObject(o, "occlusion", occlusion_json(x));
     cJSON_AddNumberToObject(checks, "lens_last_layer_max_abs_diff", x->lens_diff);
     cJSON_AddNumberToObject(checks, "replay_p_max_abs_diff", p_diff);
     cJSON_AddItemToObject(o, "checks", checks);

@@ -123,6 +123,17 @@ expect_eq "alignment heads in the trace" "$(heads_of "$TMP/ex/trace.json")" "$wa
 if command -v jq >/dev/null; then
     jq -e '.decoder_self | length == 4' "$TMP/ex/trace.json" >/dev/null && ok || bad "trace.json is not the JSON expected"
 fi
+# --occlusion: a span of 0.2 s (10 frames of 20 ms) each, over the window's audio;
+# the alignment heads' attention follows the evidence (rank correlation > 0; on
+# sample01 0.32 and 0.30, where layer 0's heads are near 0)
+"$HARK" explain "$SAMPLE" -o "$TMP/occ" --occlusion >"$TMP/occ.txt" 2>"$TMP/err"
+expect_eq "explain --occlusion exit" $? 0
+frames=$((($(soxi -s "$SAMPLE") / 160 + 1) / 2))
+expect_eq "occlusion spans" "$(json_number "$TMP/occ/trace.json" spans)" $(((frames + 9) / 10))
+expect_eq "one line of heads a decoder layer" "$(grep -c '^  layer [0-9]:' "$TMP/occ.txt")" 4
+starred=$(grep '^  layer' "$TMP/occ.txt" | grep -oE '[+-][0-9.]+\*' | tr -d '*+' | tr '\n' ' ')
+expect_eq "alignment heads starred" "$(echo $starred | wc -w)" 2
+for r in $starred; do awk -v r="$r" 'BEGIN { exit !(r > 0 && r <= 1) }' && ok || bad "alignment head rho $r"; done
 usage_error "hark: explain: --window takes a window number from 0, not -1 (see hark explain --help)" \
     explain "$SAMPLE" --window -1
 expect_error "hark: explain: $SAMPLE: no window 3 to explain: the audio made 1" explain "$SAMPLE" --window 3 -o "$TMP/ex3"
