@@ -50,6 +50,10 @@ static const char SCRIPT[] =
     "softmax's entropy (nats) both ways: without the scaling the softmax saturates.</p>\n"
     "<div id=sqrt></div>\n"
     "<div id=occ></div>\n"
+    "<h2>Same token, different context</h2>\n"
+    "<p class=note>A token that occurs twice: the cosine of its two hidden states after each "
+    "layer. The same embedding at the start; context pulls them apart layer by layer.</p>\n"
+    "<div id=ctx></div>\n"
     "<h2>Steps: the next-token candidates</h2><div id=steps></div>\n"
     "<h2>Shapes, stage by stage</h2><div id=shapes></div>\n"
     "<script>\n"
@@ -126,6 +130,9 @@ static const char SCRIPT_TABLES[] =
     "v.toFixed(3)+' nats');"
     "document.getElementById('rho').innerHTML=table(['layer'].concat(O.head_rho[0].map((_,h)=>"
     "'head '+h)),O.head_rho.map((r,l)=>[l].concat(r.map((v,h)=>v.toFixed(3)+(isAH(l,h)?' \u2605':'')))))}\n"
+    "document.getElementById('ctx').innerHTML=T.contextual.length?table(['token','positions']."
+    "concat(T.lens[0].map((_,l)=>'after layer '+l)),T.contextual.map(c=>[JSON.stringify(c.text),"
+    "c.positions.join(' and ')].concat(c.cosine.map(v=>+v.toFixed(3))))):'<p>no token occurs twice</p>';\n"
     "document.body.dataset.drawn='ok';\n"
     "</script></body></html>\n";
 

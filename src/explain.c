@@ -40,7 +40,7 @@ void hark_explain_reset(hark_explain *x)
         free_stats(x->dec_cross, 0);
     }
     void *owned[] = {x->tokens, x->self, x->xattn, x->lens, x->top, x->p_search, x->p_replay,
-                     x->n_suppressed, x->row, x->lens_last, x->buf, x->effect, x->head_rho};
+                     x->n_suppressed, x->row, x->lens_last, x->buf, x->effect, x->head_rho, x->hidden};
     for (size_t i = 0; i < sizeof owned / sizeof *owned; i++)
         free(owned[i]);
     memset(x, 0, sizeof *x);
@@ -212,6 +212,8 @@ static void on_residual(void *user, int l, const float *xs, int n, int past)
     const hark_model *m = x->m;
     int d = m->hp.n_text_state, L = m->hp.n_text_layer;
     for (int i = 0; i < n && past + i < x->n_pos; i++) {
+        memcpy(x->hidden + ((size_t)l * x->n_pos + past + i) * d, xs + (size_t)i * d,
+               sizeof(float) * (size_t)d);
         hark_layer_norm(x->row, xs + (size_t)i * d, 1, d, m->dec_ln_w, m->dec_ln_b);
         hark_linear(x->lens_last, x->row, 1, &m->tok_emb, NULL);
         top_candidates(&x->lens[(size_t)(past + i) * L + l], x->lens_last, m->hp.n_vocab);
@@ -239,6 +241,7 @@ static int prepare(hark_explain *x, const hark_model *m)
     x->enc = calloc(encs, sizeof *x->enc);
     x->dec_cross = calloc(L * H, sizeof *x->dec_cross);
     x->lens = calloc(P * L, sizeof *x->lens);
+    x->hidden = calloc(L * P * (size_t)hp->n_text_state, sizeof(float));
     x->top = calloc(P, sizeof *x->top);
     x->p_search = calloc(P, sizeof(float));
     x->p_replay = calloc(P, sizeof(float));
@@ -246,7 +249,7 @@ static int prepare(hark_explain *x, const hark_model *m)
     x->row = malloc(sizeof(float) * wide);
     x->lens_last = malloc(sizeof(float) * (size_t)hp->n_vocab);
     x->buf = malloc(sizeof(float) * (ac + (size_t)HARK_MAX_BATCH * hp->n_text_state));
-    int ok = x->self && x->xattn && x->enc && x->dec_cross && x->lens && x->top && x->p_search &&
+    int ok = x->self && x->xattn && x->enc && x->dec_cross && x->lens && x->hidden && x->top && x->p_search &&
              x->p_replay && x->n_suppressed && x->row && x->lens_last && x->buf;
     for (size_t i = 0; ok && i < encs; i++)
         ok = (x->enc[i].map = calloc((size_t)x->grid * x->grid, sizeof(float))) != NULL;

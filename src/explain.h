@@ -38,6 +38,7 @@ struct hark_explain {
     candidate_list *top;          /* [n_pos]: from the real logits */
     float *p_search, *p_replay;   /* [n_pos]: each taken token's probability */
     int *n_suppressed;            /* [n_pos]: tokens the filters ruled out */
+    float *hidden;                /* [L][n_pos][d]: the residual stream after each layer */
     double lens_diff;             /* |lens at the last layer - logits|, at most */
     double occlusion_s;           /* span masked at a time (0: no occlusion) */
     int n_spans;                  /* spans of the window's audio */

@@ -197,6 +197,44 @@ static cJSON *shapes_of(const hark_model *m)
     return o;
 }
 
+static double cosine(const float *a, const float *b, int d)
+{
+    double ab = 0, aa = 0, bb = 0;
+    for (int i = 0; i < d; i++)
+        ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+    return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0;
+}
+
+/* The same text token at positions i < j: its hidden states' cosine after each
+ * layer (same token, different context). */
+static cJSON *contextual_pair(const hark_explain *x, int i, int j)
+{
+    int L = x->m->hp.n_text_layer, d = x->m->hp.n_text_state;
+    cJSON *o = cJSON_CreateObject(), *cos = cJSON_CreateArray();
+    cJSON_AddNumberToObject(o, "id", x->tokens[i]);
+    add_text(o, x->m, x->tokens[i]);
+    cJSON_AddItemToObject(o, "positions", cJSON_CreateIntArray((int[]){i, j}, 2));
+    for (int l = 0; l < L; l++)
+        cJSON_AddItemToArray(cos, num6(cosine(x->hidden + ((size_t)l * x->n_pos + i) * d,
+                                              x->hidden + ((size_t)l * x->n_pos + j) * d, d)));
+    cJSON_AddItemToObject(o, "cosine", cos);
+    return o;
+}
+
+/* Every pair of positions holding the same text token (the first 32). */
+static cJSON *contextual_json(const hark_explain *x)
+{
+    cJSON *a = cJSON_CreateArray();
+    int pairs = 0;
+    for (int i = x->n_start; i < x->n_pos; i++)
+        for (int j = i + 1; j < x->n_pos && pairs < 32; j++)
+            if (x->tokens[i] == x->tokens[j] && x->tokens[i] < x->m->vocab.sp.eot) {
+                cJSON_AddItemToArray(a, contextual_pair(x, i, j));
+                pairs++;
+            }
+    return a;
+}
+
 /* --occlusion: each text token's log-probability drop per span, each head's rho. */
 static cJSON *occlusion_json(const hark_explain *x)
 {
@@ -231,6 +269,7 @@ char *hark_explain_json(const hark_explain *x)
                                                        hp->n_text_state / hp->n_text_head, 0, 0));
     cJSON_AddItemToObject(o, "encoder_heads", heads_json(x->enc, hp->n_audio_layer, hp->n_audio_head,
                                                          hp->n_audio_state / hp->n_audio_head, 0.02, x->grid));
+    cJSON_AddItemToObject(o, "contextual", contextual_json(x));
     if (x->effect)
         cJSON_AddItemToObject(o, "occlusion", occlusion_json(x));
     cJSON_AddNumberToObject(checks, "lens_last_layer_max_abs_diff", x->lens_diff);

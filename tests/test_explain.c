@@ -82,6 +82,24 @@ static void check_lens(const cJSON *t)
     CHECK(steps > 1 && bad == 0, "%d of %d steps' candidates differ from the lens's last layer", bad, steps);
 }
 
+/* Each contextual pair: the same text token at its two positions, a cosine a
+ * layer, each within [-1, 1]; sample01 has one ("." twice). */
+static void check_contextual(const cJSON *t, int want_pairs)
+{
+    const cJSON *pair, *c;
+    int pairs = 0, bad = 0, layers = cJSON_GetArraySize(cJSON_GetObjectItem(t, "decoder_self"));
+    cJSON_ArrayForEach(pair, cJSON_GetObjectItem(t, "contextual")) {
+        const cJSON *pos = cJSON_GetObjectItem(pair, "positions"), *toks = cJSON_GetObjectItem(t, "tokens");
+        int id = cJSON_GetObjectItem(pair, "id")->valueint;
+        for (int k = 0; k < 2; k++)
+            bad += cJSON_GetObjectItem(cJSON_GetArrayItem(toks, cJSON_GetArrayItem(pos, k)->valueint), "id")->valueint != id;
+        bad += cJSON_GetArraySize(cJSON_GetObjectItem(pair, "cosine")) != layers;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItem(pair, "cosine")) bad += fabs(c->valuedouble) > 1 + 1e-6;
+        pairs++;
+    }
+    CHECK(bad == 0 && pairs >= want_pairs, "%d contextual pairs, %d wrong", pairs, bad);
+}
+
 /* The trace's taken tokens are plain transcription's window 0, id for id. */
 static void check_tokens(const hark_model *m, const float *x, size_t n, const cJSON *t)
 {
@@ -132,6 +150,7 @@ static void check_model(const char *model, const char *audio, int real)
     if (t) {
         check_attention(t);
         check_lens(t);
+        check_contextual(t, real);
         if (real)
             check_tokens(m, x, n, t);
     }
