@@ -56,7 +56,7 @@ void hark_explain_free(hark_explain *x)
     free(x);
 }
 
-int hark_explain_audio_frames(const hark_explain *x)
+static int audio_frames(const hark_explain *x)
 {
     long mel_frames = (long)(x->n_samples / 160) - x->seek, ac = x->m->hp.n_audio_ctx;
     long f = (mel_frames + 1) / 2;
@@ -348,6 +348,7 @@ static int on_window(void *user, const hark_model *m, int index, int seek, const
     x->m = m;
     x->cross = cross;
     x->seek = seek;
+    x->audio_frames = audio_frames(x);
     int rc = take_tokens(x, m, o, w);
     if (!rc)
         rc = prepare(x, m);

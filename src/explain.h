@@ -28,6 +28,7 @@ struct hark_explain {
     const hark_model *m;
     const hark_cross *cross;      /* while tracing */
     int seek, grid;               /* the window's start (mel frames); encoder map side */
+    int audio_frames;             /* its 20 ms frames that hold audio (the rest: padding) */
     int n_pos, n_start, sot;      /* positions traced (start sequence + tokens taken),
                                    * the start sequence's length, sot's position */
     int *tokens;                  /* [n_pos] */
@@ -47,8 +48,6 @@ struct hark_explain {
     float *row, *lens_last, *buf; /* scratch */
 };
 
-/* The 20 ms encoder frames of the window that hold audio (the rest: padding). */
-int hark_explain_audio_frames(const hark_explain *x);
 /* --occlusion: each span of the window's audio masked in turn (explain_occlusion.c). */
 int hark_explain_occlude(hark_explain *x, const float *mel);
 /* Forgets a previous trace, to trace the next transcription's window x->want. */

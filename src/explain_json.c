@@ -180,7 +180,7 @@ static cJSON *window_json(const hark_explain *x)
     cJSON_AddNumberToObject(o, "start_s", x->seek / 100.0);
     cJSON_AddNumberToObject(o, "frame_s", 0.02);
     cJSON_AddNumberToObject(o, "frames", x->m->hp.n_audio_ctx);
-    cJSON_AddNumberToObject(o, "audio_frames", hark_explain_audio_frames(x));
+    cJSON_AddNumberToObject(o, "audio_frames", x->audio_frames);
     cJSON_AddNumberToObject(o, "n_start", x->n_start);
     for (int i = 0; i < x->m->n_alignment_heads; i++)
         cJSON_AddItemToArray(heads, cJSON_CreateIntArray(x->m->alignment_heads[i], 2));
@@ -264,7 +264,7 @@ char *hark_explain_json(const hark_explain *x)
     cJSON_AddItemToObject(o, "steps", steps_json(x, &p_diff));
     cJSON_AddItemToObject(o, "lens", lens_json(x));
     cJSON_AddItemToObject(o, "decoder_self", maps_json(x, x->self, x->n_pos, -1));
-    cJSON_AddItemToObject(o, "cross", maps_json(x, x->xattn, hp->n_audio_ctx, hark_explain_audio_frames(x)));
+    cJSON_AddItemToObject(o, "cross", maps_json(x, x->xattn, hp->n_audio_ctx, x->audio_frames));
     cJSON_AddItemToObject(o, "cross_heads", heads_json(x->dec_cross, hp->n_text_layer, hp->n_text_head,
                                                        hp->n_text_state / hp->n_text_head, 0, 0));
     cJSON_AddItemToObject(o, "encoder_heads", heads_json(x->enc, hp->n_audio_layer, hp->n_audio_head,

@@ -136,7 +136,7 @@ int hark_explain_occlude(hark_explain *x, const float *mel)
     int per = (int)lround(x->occlusion_s * 50); /* encoder frames a span */
     if (per < 1)
         return HARK_ERR_ARG;
-    x->n_spans = (hark_explain_audio_frames(x) + per - 1) / per;
+    x->n_spans = (x->audio_frames + per - 1) / per;
     x->effect = calloc((size_t)x->n_pos * x->n_spans, sizeof(float));
     x->head_rho = calloc((size_t)hp->n_text_layer * hp->n_text_head, sizeof(float));
     float *base = malloc(sizeof(float) * (size_t)x->n_pos), *lp = malloc(sizeof(float) * (size_t)x->n_pos);
