@@ -72,6 +72,7 @@ int cli_stream_main(int argc, char **argv);
 /* hark explain --shapes | AUDIO [options]: see inside the model; returns the exit
  * status (explain.c). */
 int cli_explain_main(int argc, char **argv);
+extern const char cli_explain_usage[]; /* its --help */
 /* hark vad FILE... [VAD options]; returns the exit status (vad.c). */
 int cli_vad_main(int argc, char **argv);
 /* With --vad, loads the VAD model (--vad-model, else hark's own) into *vad (NULL

@@ -9,7 +9,7 @@
 #include "cli.h"
 #include "explain.h"
 
-static const char EXPLAIN_USAGE[] =
+const char cli_explain_usage[] =
     "usage: hark explain --shapes [-m MODEL | --dims NAME] [--json]\n"
     "       hark explain AUDIO [-m MODEL] [--window N] [-o DIR] [--occlusion] [options]\n"
     "  --shapes prints every tensor of the forward pass, stage by stage, for one window\n"
@@ -62,7 +62,7 @@ static int parse_explain_args(explain_options *o, int argc, char **argv)
         const char *a = argv[i];
         int r;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            cli_print(EXPLAIN_USAGE);
+            cli_print(cli_explain_usage);
             return 0;
         } else if ((r = own_option(o, argc, argv, &i)) != 0) {
             if (r < 0)
