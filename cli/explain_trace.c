@@ -77,7 +77,7 @@ static void summary(const cJSON *t, const char *dir)
     cJSON_ArrayForEach(tok, cJSON_GetObjectItem(t, "tokens"))
         if (strcmp(cJSON_GetObjectItem(tok, "kind")->valuestring, "start"))
             printf(" %d", cJSON_GetObjectItem(tok, "id")->valueint);
-    printf("\n\n  step  token            p     next-token candidates\n");
+    printf("\n\n   pos  token            p     next-token candidates\n");
     cJSON_ArrayForEach(step, cJSON_GetObjectItem(t, "steps")) {
         const cJSON *text = cJSON_GetObjectItem(step, "text"), *c;
         printf("  %4d  %-15s %5.3f  ", cJSON_GetObjectItem(step, "position")->valueint,
