@@ -7,6 +7,9 @@ DEB_PKGS = build-essential pkg-config libfftw3-dev libsndfile1-dev libopenblas-d
 # ffmpeg: what libsndfile cannot read (MP4/M4A, WebM, video) is decoded by it when
 # it is there; the tests use it, hark builds and runs without it
 RUN_PKGS = ffmpeg
+# the tests open hark explain's page in a headless browser and read its screenshot's
+# pixels (they skip those checks without them)
+TEST_PKGS = chromium netpbm
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
@@ -73,6 +76,7 @@ docs: $(B)/hark
 deps:
 	@$(call install_missing,$(DEB_PKGS),)
 	@$(call install_missing,$(RUN_PKGS),--no-install-recommends)
+	@$(call install_missing,$(TEST_PKGS),--no-install-recommends)
 
 install_missing = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \

@@ -84,6 +84,9 @@ int cli_serve_main(int argc, char **argv);
 /* hark stream [FILE] [options]: live transcription of 16 kHz PCM as it comes;
  * returns the exit status (stream.c). */
 int cli_stream_main(int argc, char **argv);
+/* hark explain --shapes | AUDIO [options]: see inside the model; returns the exit
+ * status (explain.c). */
+int cli_explain_main(int argc, char **argv);
 /* hark vad FILE... [VAD options]; returns the exit status (vad.c). */
 int cli_vad_main(int argc, char **argv);
 /* With --vad, loads the VAD model (--vad-model, else hark's own) into *vad (NULL
@@ -136,7 +139,7 @@ int cli_mel_main(int argc, char **argv);
 int cli_quantize_main(int argc, char **argv);
 /* The subcommands' own --help texts. */
 extern const char cli_test_usage[], cli_bench_usage[], cli_vad_usage[], cli_stream_usage[],
-    cli_serve_usage[];
+    cli_serve_usage[], cli_explain_usage[];
 
 /* One of hark's commands, as --help and docs/cli.md list them (commands.c). */
 typedef struct cli_command {

@@ -19,6 +19,9 @@ const cli_command cli_commands[] = {
      "speech to text over HTTP, N requests at once (default 1): POST /inference "
      "(whisper.cpp's server) or /v1/audio/transcriptions (OpenAI's API)", cli_serve_usage,
      cli_serve_main},
+    {"explain", "--shapes [-m MODEL | --dims NAME] [--json] | AUDIO [-o DIR] [--window N] "
+     "[--occlusion]", "see inside the model: shapes, attention, logit lens", cli_explain_usage,
+     cli_explain_main},
     {"summary", "OUT [INPUTS...] [-r] [--json]",
      "a batch's ledgers in OUT: done, failed, missing; per host; shards to resubmit", NULL,
      cli_summary_main},

@@ -321,6 +321,53 @@ int hark_model_write(const hark_model *model, const char *path, const char *type
  * expression), else -1 with regcomp's reason in why. */
 int hark_suppress_regex_check(const char *pattern, char *why, size_t n);
 
+/* ------------------------------------------------------------ see inside */
+
+/* A Whisper model's dimensions, openai's ModelDimensions. */
+typedef struct hark_dims {
+    int n_mels, n_vocab;
+    int n_audio_ctx, n_audio_state, n_audio_head, n_audio_layer;
+    int n_text_ctx, n_text_state, n_text_head, n_text_layer;
+} hark_dims;
+hark_dims hark_model_dims(const hark_model *model);
+/* openai's released models' dimensions by name: tiny, base, small, medium (each also
+ * .en), large, large-v2, large-v3, large-v3-turbo.  0, or HARK_ERR_ARG for another. */
+int hark_whisper_dims(const char *name, hark_dims *dims);
+/* The forward pass as a table (hark explain --shapes): for one window and one
+ * decoding step, each tensor as the code names it, its shape in symbols and in
+ * numbers, the operation, its parameters and FLOPs, and the model's totals
+ * (parameters by kind, KV-cache and cross K/V bytes, the encoder's score memory).
+ * format "text" (for a terminal) or "json"; malloc'd, NULL for an unknown format,
+ * dimensions out of range or no memory. */
+char *hark_shapes(const hark_dims *dims, const char *format);
+
+/* A trace of one window of a transcription (hark explain AUDIO): the window is
+ * decoded as always, then its mel and the tokens it took run through the networks
+ * again with a probe that records, per layer and head, the decoder's
+ * self-attention (the masked upper triangle exactly 0) and cross-attention, the
+ * encoder's self-attention summed up (mean distance, entropy, a downsampled map),
+ * the q.k scores with and without the 1/sqrt(d_head) scaling, the logit lens
+ * (each layer's residual stream through the final LayerNorm and the output
+ * projection) and each step's candidates.  Transcription without a trace never
+ * runs the probe.  window: from 0. */
+typedef struct hark_explain hark_explain;
+hark_explain *hark_explain_new(int window);
+void hark_explain_free(hark_explain *x);
+/* Is attention an explanation?  With seconds > 0 the trace also masks each span of
+ * that length of the window's audio in turn (as silence), measures how much log
+ * probability each taken token loses, and ranks, per cross-attention head, how well
+ * its attention over the spans follows that loss (Spearman, averaged over the text
+ * tokens).  0: off (the default). */
+void hark_explain_set_occlusion(hark_explain *x, double seconds);
+/* hark_transcribe, recording the trace's window into x (the results are
+ * hark_transcribe's, token for token); HARK_ERR_ARG when the audio has no such
+ * window. */
+int hark_transcribe_explained(hark_context *ctx, const float *samples, size_t n_samples,
+                              hark_explain *x);
+/* The trace as JSON (malloc'd): every number hark explain's page draws; NULL
+ * before a trace, or out of memory. */
+char *hark_explain_json(const hark_explain *x);
+
 /* ------------------------------------------------------------ benchmarks */
 
 enum { HARK_BENCH_BATCH = 5 }; /* sequences the batched-decode stage steps together */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "face.h"
+#include "explain.h"
 
 struct hark_context {
     const hark_model *model;
@@ -83,6 +84,22 @@ int hark_transcribe(hark_context *c, const float *samples, size_t n)
         return hark_fail(&c->error, HARK_ERR_ARG, "no samples given");
     hark_audio in = {samples, n, NULL};
     return hark_run(c->model, &c->params, c->pool, c->dec, &in, &c->result, &c->error);
+}
+
+int hark_transcribe_explained(hark_context *c, const float *samples, size_t n, hark_explain *x)
+{
+    if (!c || !x)
+        return HARK_ERR_ARG;
+    c->error.msg[0] = 0;
+    if (!samples && n)
+        return hark_fail(&c->error, HARK_ERR_ARG, "no samples given");
+    hark_explain_reset(x);
+    x->n_samples = n;
+    hark_audio in = {samples, n, NULL};
+    hark_window_observer obs = hark_explain_observer(x);
+    int rc = hark_run_observed(c->model, &c->params, c->pool, c->dec, &in, &c->result, &c->error,
+                               &obs);
+    return rc ? rc : hark_explain_done(x, &c->error);
 }
 
 int hark_transcribe_file(hark_context *c, const char *path)

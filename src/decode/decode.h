@@ -171,5 +171,18 @@ struct hark_pool;
 struct hark_decoder;
 int hark_run(const hark_model *m, const hark_params *p, struct hark_pool *pool,
              struct hark_decoder *dec, const hark_audio *in, hark_result *r, hark_error *e);
+/* An observer of the long-form loop (hark explain): after each window is decoded,
+ * its number (from 0), where it starts (mel frame), its mel window, the cross K/V
+ * set for it, the options it was decoded with (its prompt) and the tokens taken.
+ * A non-zero return stops the transcription with that code. */
+typedef struct hark_window_observer {
+    void *user;
+    int (*decoded)(void *user, const hark_model *m, int index, int seek, const float *mel,
+                   const hark_cross *cross, const hark_decode_opts *o, const hark_window *w);
+} hark_window_observer;
+/* hark_run with an observer (NULL: none). */
+int hark_run_observed(const hark_model *m, const hark_params *p, struct hark_pool *pool,
+                      struct hark_decoder *dec, const hark_audio *in, hark_result *r,
+                      hark_error *e, const hark_window_observer *obs);
 
 #endif

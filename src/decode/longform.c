@@ -52,6 +52,8 @@ typedef struct loop_state {
     const hark_levels *levels; /* a stereo file's, to label speakers; else NULL */
     int *matching, n_matching; /* the tokens suppress_regex matches */
     const hark_time_map *vad_map; /* with VAD: the speech's times to the file's; else NULL */
+    const hark_window_observer *obs; /* NULL, or told of each window (hark explain) */
+    int n_windows;         /* windows decoded so far */
 } loop_state;
 
 static int history_add(loop_state *st, const int *t, int n)
@@ -197,9 +199,11 @@ static int needs_fallback(const hark_params *p, const hark_model *m, const hark_
     return retry;
 }
 
-/* Decodes the encoded window at each temperature until one is acceptable. */
+/* Decodes the encoded window at each temperature until one is acceptable, and
+ * tells the observer, if any, what it took. */
 static int decode_with_fallback(loop_state *st, int seek, hark_window *w, float *temperature)
 {
+    hark_decode_opts used = {0};
     const hark_params *p = st->p;
     int n_t = p->fallback.n_temperatures > 0 ? p->fallback.n_temperatures : 1, rc = 0;
     for (int i = 0; i < n_t; i++) {
@@ -210,10 +214,15 @@ static int decode_with_fallback(loop_state *st, int seek, hark_window *w, float 
         if ((rc = hark_decode_window(st->m, &st->cross, &o, st->dec, w)))
             return rc;
         *temperature = t;
+        used = o;
         if (!needs_fallback(p, st->m, w))
             break;
     }
-    return 0;
+    if (st->obs && (rc = st->obs->decoded(st->obs->user, st->m, st->n_windows, seek, st->window,
+                                          &st->cross, &used, w)))
+        hark_window_free(w);
+    st->n_windows++;
+    return rc;
 }
 
 static int is_silence(const hark_params *p, const hark_window *w)
@@ -576,7 +585,15 @@ static int transcribe_samples(loop_state *st, hark_result *r, const float *sampl
 int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_decoder *dec,
              const hark_audio *in, hark_result *r, hark_error *e)
 {
+    return hark_run_observed(m, p, pool, dec, in, r, e, NULL);
+}
+
+int hark_run_observed(const hark_model *m, const hark_params *p, hark_pool *pool,
+                      hark_decoder *dec, const hark_audio *in, hark_result *r, hark_error *e,
+                      const hark_window_observer *obs)
+{
     loop_state st = {0};
+    st.obs = obs;
     const float *samples = in->samples;
     size_t n = in->n;
     st.m = m;

@@ -31,8 +31,9 @@ static size_t block_floats(int n, int d, int n_head)
     return (size_t)n * d * 5 + hark_attention_scratch(n, n, n_head);
 }
 
-/* One pre-LN self-attention block over x[n][d] (in place). */
-static void encoder_block(const hark_block *b, float *x, int n, int d, int n_head, float *buf)
+/* One pre-LN self-attention block over x[n][d] (in place); layer l shown to probe. */
+static void encoder_block(const hark_block *b, float *x, int n, int d, int n_head, float *buf,
+                          const hark_probe *probe, int l)
 {
     float *h = buf, *q = h + (size_t)n * d, *k = q + (size_t)n * d, *v = k + (size_t)n * d;
     float *att = v + (size_t)n * d, *mlp = q;
@@ -41,6 +42,8 @@ static void encoder_block(const hark_block *b, float *x, int n, int d, int n_hea
     hark_linear(q, h, n, &b->attn.q, b->attn.q_b);
     hark_linear(k, h, n, &b->attn.k, NULL);
     hark_linear(v, h, n, &b->attn.v, b->attn.v_b);
+    if (probe)
+        probe->encoder_qk(probe->user, l, q, k, n);
     hark_attention(att, q, k, v, n, n, d, n_head, -1, scores);
     hark_linear(h, att, n, &b->attn.o, b->attn.o_b);
     hark_add(x, h, (size_t)n * d);
@@ -69,6 +72,12 @@ void hark_workspace_free(hark_workspace *ws)
 
 int hark_encode(const hark_model *m, const float *mel, float *out, hark_workspace *ws)
 {
+    return hark_encode_probed(m, mel, out, ws, NULL);
+}
+
+int hark_encode_probed(const hark_model *m, const float *mel, float *out, hark_workspace *ws,
+                       const hark_probe *probe)
+{
     const hark_hparams *hp = &m->hp;
     int d = hp->n_audio_state, n = hp->n_audio_ctx, frames = 2 * n;
     /* the convolutions' im2col columns and conv1's output are dead once the
@@ -88,7 +97,7 @@ int hark_encode(const hark_model *m, const float *mel, float *out, hark_workspac
     hark_linear_gelu(out, cols, n, &m->conv2, m->conv2_b);
     hark_add(out, m->enc_pos, (size_t)n * d);
     for (int l = 0; l < hp->n_audio_layer; l++)
-        encoder_block(&m->enc[l], out, n, d, hp->n_audio_head, buf);
+        encoder_block(&m->enc[l], out, n, d, hp->n_audio_head, buf, probe, l);
     hark_layer_norm(out, out, n, d, m->enc_ln_w, m->enc_ln_b);
     hark_workspace_free(&own);
     return 0;

@@ -18,9 +18,28 @@ typedef struct hark_workspace {
 float *hark_workspace_get(hark_workspace *ws, size_t n);
 void hark_workspace_free(hark_workspace *ws);
 
+/* An observer of the forward passes (hark explain): each hook is handed the
+ * tensors the pass has just computed, to read.  NULL in transcription, where a
+ * hook costs one pointer test. */
+typedef struct hark_probe {
+    void *user;
+    /* encoder layer l: q and k [n][d] as projected, before the 1/sqrt(d_head) */
+    void (*encoder_qk)(void *user, int l, const float *q, const float *k, int n);
+    /* decoder layer l, rows past..past+n-1: self-attention q [n][d] and every key
+     * so far, k [past + n][d] */
+    void (*self_qk)(void *user, int l, const float *q, const float *k, int n, int past);
+    /* decoder layer l: cross-attention q [n][d] (its keys: the window's cross K) */
+    void (*cross_q)(void *user, int l, const float *q, int n, int past);
+    /* the residual stream x [n][d] after decoder layer l */
+    void (*residual)(void *user, int l, const float *x, int n, int past);
+} hark_probe;
+
 /* Encoder: mel window [n_mels][2*n_audio_ctx] -> out [n_audio_ctx][d].  ws may be
  * NULL (a temporary one is used). */
 int hark_encode(const hark_model *m, const float *mel, float *out, hark_workspace *ws);
+/* hark_encode with a probe (NULL: none) shown each layer's q and k. */
+int hark_encode_probed(const hark_model *m, const float *mel, float *out, hark_workspace *ws,
+                       const hark_probe *probe);
 
 /* Cross-attention K/V of one window, projected once and shared by every
  * sequence decoded against it (beams, samples). */
@@ -45,6 +64,7 @@ typedef struct hark_kv {
     /* when capture is set: pre-softmax cross-attention scores of the model's
      * alignment heads, [n_alignment_heads][n_text_ctx][n_audio_ctx] by position */
     float *capture;
+    const hark_probe *probe;   /* NULL, or an observer (hark_decode's path only) */
 } hark_kv;
 
 int hark_cross_init(hark_cross *c, const hark_model *m);
@@ -55,6 +75,11 @@ int hark_kv_init(hark_kv *kv, const hark_model *m, const hark_cross *cross);
 void hark_kv_free(hark_kv *kv);
 /* Makes dst's cache a copy of src's (both from the same model). */
 void hark_kv_copy(const hark_model *m, hark_kv *dst, const hark_kv *src);
+/* Pre-softmax scores q.k^T / sqrt(d_head) of head h of layer l against the
+ * window's cross K, for n queries q [n][d]: out [n][n_audio_ctx]; buf holds
+ * HARK_MAX_BATCH * d_head floats. */
+void hark_cross_head_scores(const hark_model *m, const hark_cross *c, int l, int h, const float *q,
+                            int n, float *out, float *buf);
 /* Runs n tokens at position kv->n_past; writes the logits of the last token
  * ([n_vocab]) and advances the cache. */
 int hark_decode(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *logits);

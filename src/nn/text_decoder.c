@@ -204,6 +204,8 @@ static void self_attention(const hark_model *m, hark_kv *kv, int l, step_buf *b,
     hark_product qkv[3] = {{b->q, &a->q, a->q_b}, {k + (size_t)past * d, &a->k, NULL},
                            {v + (size_t)past * d, &a->v, a->v_b}};
     hark_linear_many(qkv, 3, b->h, n);
+    if (kv->probe)
+        kv->probe->self_qk(kv->probe->user, l, b->q, k, n, past);
     hark_attention(b->att, b->q, k, v, n, past + n, d, m->hp.n_text_head, past, b->scores);
     hark_linear(b->h, b->att, n, &a->o, a->o_b);
     hark_add(b->x, b->h, (size_t)n * d);
@@ -216,18 +218,24 @@ static void scores16(const hark_model *m, const hark_cross *c, int l, int h, con
 static void capture_scores(const hark_model *m, hark_kv *kv, int l, const float *q, int n,
                            float *buf)
 {
-    int d = m->hp.n_text_state, ac = m->hp.n_audio_ctx, dh = d / m->hp.n_text_head;
+    int ac = m->hp.n_audio_ctx;
     for (int i = 0; i < m->n_alignment_heads; i++) {
         if (m->alignment_heads[i][0] != l)
             continue;
-        int h = m->alignment_heads[i][1];
         float *out = kv->capture + ((size_t)i * m->hp.n_text_ctx + kv->n_past) * ac;
-        if (kv->cross->k16)
-            scores16(m, kv->cross, l, h, q, n, out, buf);
-        else
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, ac, dh, 1.0f / sqrtf((float)dh),
-                        q + h * dh, d, kv->cross->k + (size_t)l * ac * d + h * dh, d, 0.0f, out, ac);
+        hark_cross_head_scores(m, kv->cross, l, m->alignment_heads[i][1], q, n, out, buf);
     }
+}
+
+void hark_cross_head_scores(const hark_model *m, const hark_cross *c, int l, int h, const float *q,
+                            int n, float *out, float *buf)
+{
+    int d = m->hp.n_text_state, ac = m->hp.n_audio_ctx, dh = d / m->hp.n_text_head;
+    if (c->k16)
+        scores16(m, c, l, h, q, n, out, buf);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, ac, dh, 1.0f / sqrtf((float)dh),
+                    q + h * dh, d, c->k + (size_t)l * ac * d + h * dh, d, 0.0f, out, ac);
 }
 
 /* ---------------------------------------------------------- f16 cross K/V */
@@ -328,6 +336,8 @@ static void cross_attention(const hark_model *m, hark_kv *kv, int l, step_buf *b
     hark_linear(b->q, b->h, n, &a->q, a->q_b);
     if (kv->capture)
         capture_scores(m, kv, l, b->q, n, b->scores);
+    if (kv->probe)
+        kv->probe->cross_q(kv->probe->user, l, b->q, n, kv->n_past);
     if (kv->cross->k16)
         cross_attention16(m, kv->cross, l, b->q, b->att, n, b->scores);
     else
@@ -374,6 +384,8 @@ static int decode_rows(const hark_model *m, hark_kv *kv, const int *tokens, int 
         self_attention(m, kv, l, &b, n);
         cross_attention(m, kv, l, &b, n);
         mlp(&m->dec[l], &b, n, d);
+        if (kv->probe)
+            kv->probe->residual(kv->probe->user, l, b.x, n, kv->n_past);
     }
     kv->n_past += n;
     if (states)

@@ -1,0 +1,194 @@
+/* hark explain's trace, through hark.h alone, on samples/sample01-en-us.wav with the
+ * default model and on the f32 random test model (f32 cross K/V, the other score
+ * path): attention rows sum to 1 within 1e-5, decoder self-attention is exactly 0
+ * above the diagonal, the logit lens at the last layer is the logits (its top
+ * candidates equal the step's within 1e-6, and the trace's own max |diff| is at
+ * most 1e-6), each token's replayed probability is the search's within 1e-4, the
+ * tokens are plain transcription's, and the trace is the same for 1 and 3 threads. */
+#include <cJSON.h>
+
+#include "check.h"
+#include "hark.h"
+
+/* Every row of a [rows][n] array of numbers (plus extra[i], if given) sums to 1
+ * within 1e-5; above_zero: entries past the diagonal must be exactly 0. */
+static void rows_sum_to_one(const cJSON *rows, const char *what, int above_zero)
+{
+    int i = 0, worst_row = -1, nonzero = 0;
+    double worst = 0;
+    const cJSON *row;
+    cJSON_ArrayForEach(row, rows) {
+        const cJSON *w = cJSON_IsObject(row) ? cJSON_GetObjectItem(row, "w") : row, *v;
+        double sum = cJSON_IsObject(row) ? cJSON_GetObjectItem(row, "rest")->valuedouble : 0;
+        int j = 0;
+        cJSON_ArrayForEach(v, w) {
+            sum += v->valuedouble;
+            nonzero += above_zero && j > i && v->valuedouble != 0.0;
+            j++;
+        }
+        if (fabs(sum - 1) > worst)
+            worst = fabs(sum - 1), worst_row = i;
+        i++;
+    }
+    CHECK(worst <= 1e-5, "%s: row %d sums to 1 %+g", what, worst_row, worst);
+    if (above_zero)
+        CHECK(nonzero == 0, "%s: %d weights above the diagonal are not 0", what, nonzero);
+}
+
+static void check_attention(const cJSON *t)
+{
+    const cJSON *layer, *head;
+    int l = 0;
+    cJSON_ArrayForEach(layer, cJSON_GetObjectItem(t, "decoder_self")) {
+        char what[64];
+        int h = 0;
+        cJSON_ArrayForEach(head, layer) {
+            snprintf(what, sizeof what, "self-attention %d.%d", l, h++);
+            rows_sum_to_one(head, what, 1);
+        }
+        h = 0;
+        cJSON_ArrayForEach(head, cJSON_GetArrayItem(cJSON_GetObjectItem(t, "cross"), l)) {
+            snprintf(what, sizeof what, "cross-attention %d.%d", l, h++);
+            rows_sum_to_one(head, what, 0);
+        }
+        l++;
+    }
+    CHECK(l > 0, "no decoder layers in the trace");
+    cJSON_ArrayForEach(layer, cJSON_GetObjectItem(t, "encoder_heads"))
+        cJSON_ArrayForEach(head, layer) rows_sum_to_one(cJSON_GetObjectItem(head, "map"), "encoder map", 0);
+}
+
+/* The lens's last layer has the step's candidates: same ids, same probabilities. */
+static void check_lens(const cJSON *t)
+{
+    const cJSON *checks = cJSON_GetObjectItem(t, "checks"), *step;
+    double diff = cJSON_GetObjectItem(checks, "lens_last_layer_max_abs_diff")->valuedouble;
+    CHECK(diff <= 1e-6, "lens at the last layer vs logits: max |diff| %g", diff);
+    double p = cJSON_GetObjectItem(checks, "replay_p_max_abs_diff")->valuedouble;
+    CHECK(p <= 1e-4, "replayed probabilities vs the search's: max |diff| %g", p);
+    int bad = 0, steps = 0;
+    cJSON_ArrayForEach(step, cJSON_GetObjectItem(t, "steps")) {
+        int pos = cJSON_GetObjectItem(step, "position")->valueint;
+        const cJSON *lens = cJSON_GetArrayItem(cJSON_GetObjectItem(t, "lens"), pos);
+        const cJSON *last = cJSON_GetArrayItem(lens, cJSON_GetArraySize(lens) - 1);
+        const cJSON *top = cJSON_GetObjectItem(step, "top");
+        for (int k = 0; k < cJSON_GetArraySize(top); k++) {
+            const cJSON *a = cJSON_GetArrayItem(top, k), *b = cJSON_GetArrayItem(last, k);
+            bad += !b || cJSON_GetObjectItem(a, "id")->valueint != cJSON_GetObjectItem(b, "id")->valueint ||
+                   fabs(cJSON_GetObjectItem(a, "p")->valuedouble - cJSON_GetObjectItem(b, "p")->valuedouble) > 1e-6;
+        }
+        steps++;
+    }
+    CHECK(steps > 1 && bad == 0, "%d of %d steps' candidates differ from the lens's last layer", bad, steps);
+}
+
+/* Each contextual pair: the same text token at its two positions, a cosine a
+ * layer, each within [-1, 1]; sample01 has one ("." twice). */
+static void check_contextual(const cJSON *t, int want_pairs)
+{
+    const cJSON *pair, *c;
+    int pairs = 0, bad = 0, layers = cJSON_GetArraySize(cJSON_GetObjectItem(t, "decoder_self"));
+    cJSON_ArrayForEach(pair, cJSON_GetObjectItem(t, "contextual")) {
+        const cJSON *pos = cJSON_GetObjectItem(pair, "positions"), *toks = cJSON_GetObjectItem(t, "tokens");
+        int id = cJSON_GetObjectItem(pair, "id")->valueint;
+        for (int k = 0; k < 2; k++)
+            bad += cJSON_GetObjectItem(cJSON_GetArrayItem(toks, cJSON_GetArrayItem(pos, k)->valueint), "id")->valueint != id;
+        bad += cJSON_GetArraySize(cJSON_GetObjectItem(pair, "cosine")) != layers;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItem(pair, "cosine")) bad += fabs(c->valuedouble) > 1 + 1e-6;
+        pairs++;
+    }
+    CHECK(bad == 0 && pairs >= want_pairs, "%d contextual pairs, %d wrong", pairs, bad);
+}
+
+/* The trace's taken tokens are plain transcription's window 0, id for id. */
+static void check_tokens(const hark_model *m, const float *x, size_t n, const cJSON *t)
+{
+    hark_context *plain = hark_context_new(m, NULL);
+    CHECK(hark_transcribe(plain, x, n) == 0, "%s", hark_last_error(plain));
+    int want[512], n_want = 0, got[512], n_got = 0;
+    for (int i = 0; i < hark_n_segments(plain) && hark_segment_seek(plain, i) == 0; i++)
+        for (int j = 0; j < hark_segment_n_tokens(plain, i) && n_want < 512; j++)
+            want[n_want++] = hark_segment_token(plain, i, j).id;
+    const cJSON *tok;
+    cJSON_ArrayForEach(tok, cJSON_GetObjectItem(t, "tokens"))
+        if (strcmp(cJSON_GetObjectItem(tok, "kind")->valuestring, "start") && n_got < 512)
+            got[n_got++] = cJSON_GetObjectItem(tok, "id")->valueint;
+    CHECK(n_want > 0 && n_got == n_want && !memcmp(got, want, sizeof(int) * (size_t)n_got),
+          "%d tokens traced, %d transcribed", n_got, n_want);
+    hark_context_free(plain);
+}
+
+static char *trace(const hark_model *m, int threads, const float *x, size_t n)
+{
+    hark_params p = hark_default_params();
+    p.n_threads = threads;
+    hark_context *ctx = hark_context_new(m, &p);
+    hark_explain *ex = hark_explain_new(0);
+    int rc = hark_transcribe_explained(ctx, x, n, ex);
+    CHECK(rc == 0, "%s", hark_last_error(ctx));
+    char *json = hark_explain_json(ex);
+    hark_explain_free(ex);
+    hark_context_free(ctx);
+    return json;
+}
+
+/* real: a trained model, whose window's tokens all make segments (a random model's
+ * tail after its last timestamp pair is cut, as openai's is) */
+static void check_model(const char *model, const char *audio, int real)
+{
+    char err[600];
+    float *x;
+    size_t n;
+    hark_model *m = hark_model_load(model, err, sizeof err);
+    CHECK(m != NULL, "%s", err);
+    CHECK(hark_read_audio(audio, &x, &n, err, sizeof err) == 0, "%s", err);
+    if (!m || !x)
+        return;
+    char *json = trace(m, 1, x, n);
+    cJSON *t = json ? cJSON_Parse(json) : NULL;
+    CHECK(t != NULL, "%s: the trace is not JSON", model);
+    if (t) {
+        check_attention(t);
+        check_lens(t);
+        check_contextual(t, real);
+        if (real)
+            check_tokens(m, x, n, t);
+    }
+    if (real) {
+        char *json3 = trace(m, 3, x, n);
+        CHECK(json && json3 && !strcmp(json, json3), "the trace differs with 3 threads");
+        free(json3);
+    }
+    cJSON_Delete(t);
+    free(json);
+    free(x);
+    hark_model_free(m);
+}
+
+/* No window 5 in a short clip: an error that says so, and no trace. */
+static void check_missing_window(void)
+{
+    char err[600];
+    float *x;
+    size_t n;
+    hark_model *m = hark_model_load("tests/data/tiny-random/hf-f32", err, sizeof err);
+    CHECK(hark_read_audio("tests/data/clip.wav", &x, &n, err, sizeof err) == 0, "%s", err);
+    hark_context *ctx = hark_context_new(m, NULL);
+    hark_explain *ex = hark_explain_new(5);
+    CHECK(hark_transcribe_explained(ctx, x, n, ex) == HARK_ERR_ARG, "window 5 of a short clip");
+    CHECK(strstr(hark_last_error(ctx), "no window 5 to explain") != NULL, "%s", hark_last_error(ctx));
+    CHECK(hark_explain_json(ex) == NULL, "a trace of no window");
+    CHECK(hark_explain_new(-1) == NULL, "window -1");
+    hark_explain_free(ex);
+    hark_context_free(ctx);
+    hark_model_free(m);
+    free(x);
+}
+
+int main(void)
+{
+    check_model("models/hark-en-tiny", "samples/sample01-en-us.wav", 1);
+    check_model("tests/data/tiny-random/hf-f32", "tests/data/clip.wav", 0);
+    check_missing_window();
+    return check_summary("test_explain");
+}
