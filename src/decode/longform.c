@@ -1,5 +1,5 @@
-/* The long-form loop, as openai/whisper's transcribe(): one log-mel for the
- * whole input plus 30 s of zeros; windows of 2 * n_audio_ctx frames; each
+/* The long-form loop, as openai/whisper's transcribe(): the log-mel of the
+ * whole input plus 30 s of zeros, computed window by window; windows of 2 * n_audio_ctx frames; each
  * window encoded once, decoded with temperature fallback, split into segments
  * at timestamp pairs; the seek pointer moved to the last complete pair (with
  * word timestamps, after the last word); the previous text as the next
@@ -38,7 +38,8 @@ float hark_compression_ratio(const char *text)
 typedef struct loop_state {
     const hark_model *m;
     const hark_params *p;
-    float *mel, *window, *enc;
+    hark_mel_stream mel;   /* the log-mel, window by window */
+    float *window, *enc;
     int frames, content;
     hark_cross cross;
     hark_workspace ws;     /* the encoder's, reused window after window */
@@ -373,9 +374,10 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
     const hark_model *m = st->m;
     int len = 2 * m->hp.n_audio_ctx, size = end - seek < len ? end - seek : len;
     /* inside the file, past a clip's end reads as past the file's end */
-    hark_mel_window(st->mel, st->frames, m->hp.n_mels, seek, end < st->content ? end : st->frames,
-                    len, st->window);
-    int rc = hark_encode(m, st->window, st->enc, &st->ws);
+    int rc = hark_mel_stream_window(&st->mel, seek, end < st->content ? end : st->frames, len,
+                                    st->window);
+    if (!rc)
+        rc = hark_encode(m, st->window, st->enc, &st->ws);
     if (rc)
         return rc;
     hark_cross_set(m, &st->cross, st->enc);
@@ -492,14 +494,14 @@ static int initial_prompt_tokens(const hark_model *m, const char *prompt, int **
     return k;
 }
 
-static int prepare(loop_state *st, const float *samples, size_t n, hark_error *e)
+static int prepare(loop_state *st, const hark_source *src, hark_error *e)
 {
     const hark_model *m = st->m;
-    int rc = hark_log_mel(samples, n, PAD_SAMPLES, m->hp.n_mels, st->p->n_threads, &st->mel,
-                          &st->frames, e);
+    int rc = hark_mel_stream_open(&st->mel, src, PAD_SAMPLES, m->hp.n_mels, e);
     if (rc)
         return rc;
-    st->content = (int)(n / SAMPLES_PER_FRAME);
+    st->frames = st->mel.frames;
+    st->content = (int)(src->n / SAMPLES_PER_FRAME);
     int len = 2 * m->hp.n_audio_ctx;
     st->window = malloc(sizeof(float) * (size_t)m->hp.n_mels * len);
     st->enc = hark_alloc_populated(sizeof(float) * (size_t)m->hp.n_audio_ctx * m->hp.n_audio_state);
@@ -556,14 +558,15 @@ static int check_params(const hark_model *m, const hark_params *p, hark_error *e
 }
 
 /* The language (multilingual models), then the windows, over mono 16 kHz samples. */
-static int transcribe_samples(loop_state *st, hark_result *r, const float *samples, size_t n,
-                              hark_error *e)
+static int transcribe_source(loop_state *st, hark_result *r, const hark_source *src,
+                             hark_error *e)
 {
     const hark_model *m = st->m;
-    int rc = prepare(st, samples, n, e);
+    int rc = prepare(st, src, e);
+    if (!rc && m->vocab.multilingual &&
+        (rc = hark_mel_stream_window(&st->mel, 0, st->frames, 2 * m->hp.n_audio_ctx, st->window)))
+        hark_fail_decode(e, rc, m);
     if (!rc && m->vocab.multilingual) {
-        hark_mel_window(st->mel, st->frames, m->hp.n_mels, 0, st->frames, 2 * m->hp.n_audio_ctx,
-                        st->window);
         rc = hark_select_language(m, st->p, st->window, st->enc, &st->cross, r->language,
                                   sizeof r->language, &st->lang_token, e);
         st->task_token = st->p->translate ? m->vocab.sp.translate : m->vocab.sp.transcribe;
@@ -573,12 +576,26 @@ static int transcribe_samples(loop_state *st, hark_result *r, const float *sampl
     return rc;
 }
 
+/* With VAD: the speech alone, joined, as a source over *speech (malloc'd), and
+ * the map from its times to the file's. */
+static int vad_source(const hark_params *p, const hark_source *src, float **speech,
+                      hark_source *out, hark_time_map *map, hark_error *e)
+{
+    float *all = NULL;
+    size_t n = 0, n_speech = 0;
+    int rc = src->mem ? 0 : hark_source_all(src, &all, &n, e);
+    if (!rc)
+        rc = hark_vad_speech(p, src->mem ? src->mem : all, src->n, speech, &n_speech, map, e);
+    free(all);
+    hark_source_memory(out, *speech, rc ? 0 : n_speech); /* 0: no speech, no segments */
+    return rc;
+}
+
 int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_decoder *dec,
              const hark_audio *in, hark_result *r, hark_error *e)
 {
     loop_state st = {0};
-    const float *samples = in->samples;
-    size_t n = in->n;
+    const hark_source *src = in->src;
     st.m = m;
     st.dec = dec;
     st.p = p;
@@ -587,8 +604,8 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
     hark_result_clear(r);
     snprintf(r->language, sizeof r->language, "en");
     r->diarized = p->diarize;
-    r->audio_seconds = (double)n / HARK_SAMPLE_RATE;
-    if (n == 0)
+    r->audio_seconds = (double)src->n / HARK_SAMPLE_RATE;
+    if (src->n == 0)
         return hark_fail(e, HARK_ERR_ARG, "no audio samples");
     int rc = check_params(m, p, e);
     if (rc)
@@ -597,16 +614,15 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
      * hark.h asks for one) */
     hark_pool_use(pool);
     float *speech = NULL;
-    size_t n_speech = 0;
+    hark_source voiced;
     hark_time_map map = {0};
     if (p->vad.model) {
-        rc = hark_vad_speech(p, samples, n, &speech, &n_speech, &map, e);
+        rc = vad_source(p, src, &speech, &voiced, &map, e);
         st.vad_map = &map;
-        samples = speech;
-        n = n_speech; /* 0: no speech found, no segments */
+        src = &voiced;
     }
-    if (!rc && n)
-        rc = transcribe_samples(&st, r, samples, n, e);
+    if (!rc && src->n)
+        rc = transcribe_source(&st, r, src, e);
     if ((!rc || rc == HARK_ERR_ABORTED) && join_text(r)) /* aborted: the text so far */
         rc = hark_fail(e, HARK_ERR_NOMEM, "out of memory");
     hark_cross_free(&st.cross);
@@ -614,7 +630,7 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
     free(st.history);
     free(st.matching);
     free(st.carried);
-    free(st.mel);
+    hark_mel_stream_close(&st.mel);
     free(st.window);
     free(st.enc);
     free(speech);
