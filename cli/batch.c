@@ -551,18 +551,21 @@ static void print_segment(double start, double end, const char *text, void *user
     free(line);
 }
 
+/* An input cut at --max-duration is reported, and its transcript so far is
+ * written as any other's: the file counts as failed (the exit status says so). */
 static int transcribe_one(batch *b, hark_context *ctx, item *it)
 {
-    if (hark_transcribe_file(ctx, it->path) != 0) {
+    int rc = hark_transcribe_file(ctx, it->path), whole = rc == 0;
+    if (rc != 0)
         say_error(b, hark_last_error(ctx));
+    if (rc != 0 && rc != HARK_ERR_TOO_LONG)
         return 0;
-    }
     if (b->stream_txt || (b->o->verbose && !b->o->out_dir))
-        return 1; /* printed already */
+        return whole; /* printed already */
     if (b->o->out_dir)
-        return write_outputs(b, ctx, it);
+        return write_outputs(b, ctx, it) && whole;
     if (format_outputs(b, ctx, it))
-        return 1;
+        return whole;
     char msg[PATH_MAX + 32];
     snprintf(msg, sizeof msg, "%s: out of memory", it->path);
     say_error(b, msg);

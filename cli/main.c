@@ -105,6 +105,9 @@ static const char USAGE[] =
     "  -j, --jobs N              files transcribed at once (model loaded once)\n"
     "      --overwrite           redo files whose outputs already exist\n"
     "      --shard K/N           only the K-th of N slices of the file list\n"
+    "      --max-duration S      read at most S seconds of each input (default 86400,\n"
+    "                            a day; 0: no limit): a longer one, an endless stream,\n"
+    "                            is transcribed up to there and reported\n"
     "      --diarize             stereo files: label each segment with the louder\n"
     "                            channel, (speaker 0) left or 1 right, as whisper.cpp's\n"
     "                            -di (json \"speaker\", a tsv/csv column, vtt <v Speaker0>)\n"
@@ -763,6 +766,12 @@ static int parse_file_option(cli_options *o, int argc, char **argv, int *i)
     } else if (v && (!strcmp(a, "-j") || !strcmp(a, "--jobs"))) {
         if (cli_int_arg(v, 1, 256, &o->jobs))
             return usage_error("-j takes a job count from 1 to 256");
+        (*i)++;
+    } else if (v && !strcmp(a, "--max-duration")) {
+        char *end;
+        o->params.max_duration = strtod(v, &end);
+        if (!*v || *end || !(o->params.max_duration >= 0))
+            return usage_error("--max-duration takes seconds (0: no limit)");
         (*i)++;
     } else if (v && !strcmp(a, "--shard")) {
         if (sscanf(v, "%d/%d", &o->shard_k, &o->shard_n) != 2 || o->shard_n < 1 ||
