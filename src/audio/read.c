@@ -17,6 +17,44 @@
 
 enum { WHAT_LEN = 200 }; /* what a file is, when libsndfile cannot read it */
 
+/* The file to libsndfile through its virtual I/O, read with pread: sf_open_fd
+ * closes the descriptor when it cannot open the file, which ffmpeg reads next. */
+typedef struct fdfile {
+    int fd;
+    sf_count_t size, pos;
+} fdfile;
+
+static sf_count_t fd_len(void *u) { return ((fdfile *)u)->size; }
+static sf_count_t fd_tell(void *u) { return ((fdfile *)u)->pos; }
+
+static sf_count_t fd_seek(sf_count_t off, int whence, void *u)
+{
+    fdfile *f = u;
+    sf_count_t p = whence == SEEK_SET ? off : whence == SEEK_CUR ? f->pos + off : f->size + off;
+    if (p < 0 || p > f->size)
+        return -1;
+    return f->pos = p;
+}
+
+static sf_count_t fd_read(void *ptr, sf_count_t n, void *u)
+{
+    fdfile *f = u;
+    ssize_t r;
+    do
+        r = pread(f->fd, ptr, (size_t)n, (off_t)f->pos);
+    while (r < 0 && errno == EINTR);
+    if (r <= 0)
+        return 0;
+    f->pos += r;
+    return r;
+}
+
+static sf_count_t fd_write(const void *p, sf_count_t n, void *u)
+{
+    (void)p, (void)n, (void)u;
+    return 0;
+}
+
 /* libsndfile quietly reads what is there when a WAV's data chunk claims more
  * bytes than the file holds; hark refuses such a file instead (head: its first
  * bytes, where the chunks before the samples are). */
@@ -132,16 +170,16 @@ static void unmute_stderr(int saved)
 
 /* what: "not a readable audio file (why)" when libsndfile cannot open it, for
  * ffmpeg's turn. */
-static SNDFILE *open_fd(int fd, SF_INFO *info, const char *path, int locked, char *what,
+static SNDFILE *open_fd(fdfile *f, SF_INFO *info, const char *path, int locked, char *what,
                         hark_error *e)
 {
+    SF_VIRTUAL_IO io = {fd_len, fd_seek, fd_read, fd_write, fd_tell};
     memset(info, 0, sizeof *info);
-    lseek(fd, 0, SEEK_SET);
     /* sf_strerror(NULL) reads libsndfile's global error: open and read it
      * together, so that batch jobs opening files at once keep their own */
     if (!locked)
         pthread_mutex_lock(&open_lock);
-    SNDFILE *sf = sf_open_fd(fd, SFM_READ, info, SF_FALSE);
+    SNDFILE *sf = sf_open_virtual(&io, SFM_READ, info, f);
     if (!sf) {
         snprintf(what, WHAT_LEN, "not a readable audio file (%s)",
                  locked ? "damaged MPEG audio" : sf_strerror(NULL));
@@ -163,11 +201,12 @@ static int check_length(const SF_INFO *info, const char *path, hark_error *e)
     return 0;
 }
 
-static int decode_sndfile(int fd, int stream, const char *path, hark_decoded *out, int locked,
-                          char *what, hark_error *e)
+static int decode_sndfile(int fd, size_t size, int stream, const char *path, hark_decoded *out,
+                          int locked, char *what, hark_error *e)
 {
     SF_INFO info;
-    SNDFILE *sf = open_fd(fd, &info, path, locked, what, e);
+    fdfile f = {fd, (sf_count_t)size, 0};
+    SNDFILE *sf = open_fd(&f, &info, path, locked, what, e);
     if (!sf)
         return HARK_ERR_FORMAT;
     int rc = info.frames <= 0 || info.channels <= 0 || info.samplerate <= 0
@@ -202,10 +241,10 @@ static int decode_file(int fd, const uint8_t *head, size_t n, size_t size, int s
     }
     int rc = stream ? 0 : check_wav_complete(head, n, size, path, e);
     if (rc || !looks_like_mpeg(head, n))
-        return rc ? rc : decode_sndfile(fd, stream, path, out, 0, what, e);
+        return rc ? rc : decode_sndfile(fd, size, stream, path, out, 0, what, e);
     pthread_mutex_lock(&open_lock);
     int saved = mute_stderr();
-    rc = decode_sndfile(fd, stream, path, out, 1, what, e);
+    rc = decode_sndfile(fd, size, stream, path, out, 1, what, e);
     unmute_stderr(saved);
     pthread_mutex_unlock(&open_lock);
     return rc;
