@@ -668,10 +668,63 @@ static void set_formats(batch *b)
         snprintf(b->fmt[b->n_fmt++], sizeof b->fmt[0], "%s", f);
 }
 
+/* Whether name is "<anything>.<fmt>" for one of the batch's formats. */
+static int is_output_name(const batch *b, const char *name, size_t len)
+{
+    for (int f = 0; f < b->n_fmt; f++) {
+        size_t k = strlen(b->fmt[f]);
+        if (len > k + 1 && name[len - k - 1] == '.' && strncmp(name + len - k, b->fmt[f], k) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Removes the temporary outputs in dir that a killed hark on this host left (a
+ * batch killed while writing): its own names alone, and never a live writer's. */
+static void sweep_dir(const batch *b, const char *dir)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t base;
+        if (hark_out_stale(e->d_name, &base) && is_output_name(b, e->d_name, base))
+            unlinkat(dirfd(d), e->d_name, 0);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Each directory the inputs' outputs go to swept once, before resuming. */
+static void sweep_outputs(const batch *b, const list *l)
+{
+    char path[PATH_MAX], dir[PATH_MAX], **seen = NULL;
+    size_t n_seen = 0;
+    for (size_t i = 0; i < l->n && b->n_fmt; i++) {
+        if (out_path(b, &l->v[i], b->fmt[0], path, sizeof path))
+            continue;
+        char *slash = strrchr(path, '/');
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+        int known = 0; /* the last first: a batch's outputs mostly share a directory */
+        for (size_t j = n_seen; !known && j-- > 0;)
+            known = strcmp(seen[j], dir) == 0;
+        char **more = known ? NULL : realloc(seen, sizeof *seen * (n_seen + 1));
+        if (known || !more)
+            continue;
+        seen = more;
+        if ((seen[n_seen] = strdup(dir)))
+            n_seen++;
+        sweep_dir(b, dir);
+    }
+    for (size_t j = 0; j < n_seen; j++)
+        free(seen[j]);
+    free(seen);
+}
+
 /* Keeps the files to transcribe: a clash fails, complete outputs skip. */
 static void plan(batch *b, list *l)
 {
     size_t k = 0;
+    if (b->o->out_dir || b->o->out_file)
+        sweep_outputs(b, l);
     for (size_t i = 0; i < l->n; i++) {
         item *it = &l->v[i];
         if (it->clash) {
