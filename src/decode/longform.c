@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "base/base.h"
 #include "audio/audio.h"
@@ -436,6 +439,16 @@ static void report_progress(const loop_state *st, int seek)
         st->p->callbacks.on_progress(seek / 100.0, st->content / 100.0, st->p->callbacks.on_progress_user);
 }
 
+/* A window's short-lived buffers leave holes in the heap among the segments that
+ * stay, and the heap's resident pages grew with the file (about 24 MB an hour of
+ * speech, with 1 MB in use); glibc returns the whole free pages among them. */
+static void release_free_pages(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
 static int run_windows(loop_state *st, hark_result *r)
 {
     int clips = st->p->n_clip_timestamps ? (st->p->n_clip_timestamps + 1) / 2 : 1;
@@ -449,6 +462,7 @@ static int run_windows(loop_state *st, hark_result *r)
             if (advance < 0)
                 return advance;
             seek += advance > 0 ? advance : 1;
+            release_free_pages();
             if (seek < st->content)
                 report_progress(st, seek);
         }
