@@ -165,8 +165,14 @@ typedef struct hark_time_map {
  * the map from their times to the file's. */
 int hark_vad_join(const float *s, size_t n, const hark_span *spans, int n_spans, float overlap,
                   float **out, size_t *n_out, hark_time_map *map);
-/* Runs the model of p->vad.model over s and joins its speech: *n_out 0 when there is none. */
-int hark_vad_speech(const hark_params *p, const float *s, size_t n, float **out, size_t *n_out,
+/* The same from a source onto out (a spool), read and written a block at a time. */
+int hark_vad_join_source(const hark_source *in, const hark_span *spans, int n_spans,
+                         float overlap, hark_source *out, hark_time_map *map);
+/* hark_vad_probs a block at a time from a source: 0, HARK_ERR_NOMEM or HARK_ERR_IO. */
+int hark_vad_probs_of(const hark_vad *vad, const hark_source *src, float *probs);
+/* Runs the model of p->vad.model over in and joins its speech onto out (a spool
+ * made by the caller; out->n 0 when there is none): memory does not grow with in. */
+int hark_vad_speech(const hark_params *p, const hark_source *in, hark_source *out,
                     hark_time_map *map, hark_error *e);
 double hark_time_map_apply(const hark_time_map *m, double seconds, int is_end);
 void hark_time_map_free(hark_time_map *m);

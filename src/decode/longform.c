@@ -590,21 +590,6 @@ static int transcribe_source(loop_state *st, hark_result *r, const hark_source *
     return rc;
 }
 
-/* With VAD: the speech alone, joined, as a source over *speech (malloc'd), and
- * the map from its times to the file's. */
-static int vad_source(const hark_params *p, const hark_source *src, float **speech,
-                      hark_source *out, hark_time_map *map, hark_error *e)
-{
-    float *all = NULL;
-    size_t n = 0, n_speech = 0;
-    int rc = src->mem ? 0 : hark_source_all(src, &all, &n, e);
-    if (!rc)
-        rc = hark_vad_speech(p, src->mem ? src->mem : all, src->n, speech, &n_speech, map, e);
-    free(all);
-    hark_source_memory(out, *speech, rc ? 0 : n_speech); /* 0: no speech, no segments */
-    return rc;
-}
-
 int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_decoder *dec,
              const hark_audio *in, hark_result *r, hark_error *e)
 {
@@ -627,13 +612,15 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
     /* hark's pool splits the work (OpenBLAS's own threads are the program's to set:
      * hark.h asks for one) */
     hark_pool_use(pool);
-    float *speech = NULL;
-    hark_source voiced;
+    hark_source voiced; /* with VAD: the speech alone, joined, in a temporary file */
+    hark_source_memory(&voiced, NULL, 0);
     hark_time_map map = {0};
     if (p->vad.model) {
-        rc = vad_source(p, src, &speech, &voiced, &map, e);
+        rc = hark_source_spool(&voiced, e);
+        if (!rc)
+            rc = hark_vad_speech(p, src, &voiced, &map, e);
         st.vad_map = &map;
-        src = &voiced;
+        src = &voiced; /* no speech: no segments */
     }
     if (!rc && src->n)
         rc = transcribe_source(&st, r, src, e);
@@ -647,7 +634,7 @@ int hark_run(const hark_model *m, const hark_params *p, hark_pool *pool, hark_de
     hark_mel_stream_close(&st.mel);
     free(st.window);
     free(st.enc);
-    free(speech);
+    hark_source_close(&voiced);
     hark_time_map_free(&map);
     hark_pool_use(NULL);
     return rc;

@@ -1,7 +1,8 @@
 # Input that would take hark down does not: /dev/zero and text on stdin fail at
 # once with one line, an endless pipe ends at --max-duration with a message and
 # its transcript so far, a FIFO and a pipe of WAV (its length a placeholder) read
-# as the file does, and peak memory does not grow with an input's length.
+# as the file does, and peak memory does not grow with an input's length (with
+# --vad too).
 . "$(dirname "$0")/lib.sh"
 T=$TMP
 M=tests/data/tiny-random/hf-f32
@@ -84,6 +85,10 @@ elif command -v sox >/dev/null && [ -x "$TIME" ]; then
     expect_eq "1 and 20 minutes transcribed" "$(ls "$T/json")" "1m.json
 20m.json"
     [ $((long - short)) -lt 16000 ] && ok || bad "peak RSS: 1 min $short kB, 20 min $long kB"
+    # and with VAD, which reads its probabilities and joins the speech a block at a time
+    peak "$HARK" -m $M -t 1 --vad "$T/1m.wav" >/dev/null 2>>"$T/err"; short_vad=$RSS
+    peak "$HARK" -m $M -t 1 --vad "$T/20m.wav" >/dev/null 2>>"$T/err"; long_vad=$RSS
+    [ $((long_vad - short_vad)) -lt 16000 ] && ok || bad "peak RSS with --vad: 1 min $short_vad kB, 20 min $long_vad kB"
     # and from a pipe, spooled to a temporary file
     cat "$T/20m.wav" | peak "$HARK" -m $M -t 1 - >/dev/null 2>"$T/err"; piped=$RSS
     [ $((piped - short)) -lt 16000 ] && ok || bad "peak RSS: 1 min $short kB, 20 min piped $piped kB"
