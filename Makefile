@@ -3,7 +3,7 @@ PREFIX ?= /usr/local
 CC ?= cc
 PKGS = fftw3f sndfile openblas libcjson soxr zlib
 DEB_PKGS = build-essential pkg-config libfftw3-dev libsndfile1-dev libopenblas-dev \
-           libcjson-dev libsoxr-dev zlib1g-dev sox curl jq
+           libcjson-dev libsoxr-dev zlib1g-dev sox curl jq time
 # ffmpeg: what libsndfile cannot read (MP4/M4A, WebM, video) is decoded by it when
 # it is there; the tests use it, hark builds and runs without it
 RUN_PKGS = ffmpeg

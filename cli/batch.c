@@ -8,6 +8,7 @@
  * context; without -o (one input: transcribe.c sends several to the current
  * directory), the transcript goes to stdout, in input order in any case.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -353,20 +354,23 @@ static void print_segment(double start, double end, const char *text, void *user
     free(line);
 }
 
+/* An input cut at --max-duration is reported, and its transcript so far is
+ * written as any other's: the file counts as failed (the exit status says so). */
 static int transcribe_one(worker_arg *w, item *it)
 {
     batch *b = w->b;
     hark_context *ctx = w->ctx;
-    if (hark_transcribe_file(ctx, it->path) != 0) {
+    int rc = hark_transcribe_file(ctx, it->path), whole = rc == 0;
+    if (rc != 0)
         fail_file(b, it, hark_last_error(ctx));
+    if (rc != 0 && rc != HARK_ERR_TOO_LONG)
         return 0;
-    }
     if (b->stream_txt || (b->o->verbose && !b->o->out_dir))
-        return 1; /* printed already */
+        return whole; /* printed already */
     if (b->o->out_dir)
-        return write_outputs(w, it);
+        return write_outputs(w, it) && whole;
     if (format_outputs(b, ctx, it))
-        return 1;
+        return whole;
     char msg[PATH_MAX + 32];
     snprintf(msg, sizeof msg, "%s: out of memory", it->path);
     fail_file(b, it, msg);
@@ -530,6 +534,57 @@ static void say_plan(const item *it, int v, const char *why)
     cli_print(line);
 }
 
+/* Whether name is "<anything>.<fmt>" for one of the batch's formats. */
+static int is_output_name(const batch *b, const char *name, size_t len)
+{
+    for (int f = 0; f < b->n_fmt; f++) {
+        size_t k = strlen(b->fmt[f]);
+        if (len > k + 1 && name[len - k - 1] == '.' && strncmp(name + len - k, b->fmt[f], k) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Removes the temporary outputs in dir that a killed hark on this host left (a
+ * batch killed while writing): its own names alone, and never a live writer's. */
+static void sweep_dir(const batch *b, const char *dir)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t base;
+        if (hark_out_stale(e->d_name, &base) && is_output_name(b, e->d_name, base))
+            unlinkat(dirfd(d), e->d_name, 0);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Each directory the inputs' outputs go to swept once, before resuming. */
+static void sweep_outputs(const batch *b, const list *l)
+{
+    char path[PATH_MAX], dir[PATH_MAX], **seen = NULL;
+    size_t n_seen = 0;
+    for (size_t i = 0; i < l->n && b->n_fmt; i++) {
+        if (out_path(b, &l->v[i], b->fmt[0], path, sizeof path))
+            continue;
+        char *slash = strrchr(path, '/');
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+        int known = 0; /* the last first: a batch's outputs mostly share a directory */
+        for (size_t j = n_seen; !known && j-- > 0;)
+            known = strcmp(seen[j], dir) == 0;
+        char **more = known ? NULL : realloc(seen, sizeof *seen * (n_seen + 1));
+        if (known || !more)
+            continue;
+        seen = more;
+        if ((seen[n_seen] = strdup(dir)))
+            n_seen++;
+        sweep_dir(b, dir);
+    }
+    for (size_t j = 0; j < n_seen; j++)
+        free(seen[j]);
+    free(seen);
+}
+
 /* Keeps the files to transcribe: a clash fails, complete outputs skip (as the
  * ledger says).  -1 when files done otherwise are refused, or the model that
  * tells them apart cannot be loaded. */
@@ -538,6 +593,8 @@ static int plan(batch *b, list *l)
     size_t k = 0, changed = 0;
     const char *why, *first_why = NULL;
     char first[PATH_MAX] = "";
+    if ((b->o->out_dir || b->o->out_file) && !b->o->dry_run)
+        sweep_outputs(b, l);
     for (size_t i = 0; i < l->n; i++) {
         item *it = &l->v[i];
         int v = verdict(b, it, &why);

@@ -320,6 +320,11 @@ const cli_option cli_option_table[] = {
     {.name = "--shard", .value = "K/N", .kind = CLI_TEXT, .take = cli_take_shard,
      .scope = CLI_FILES, .group = CLI_G_FILES, .error = "--shard takes K/N with 1 <= K <= N",
      .help = "only the K-th of N slices of the sorted file list"},
+    {.name = "--max-duration", .value = "S", .kind = CLI_FLOAT, .take = cli_take_max_duration,
+     .scope = CLI_FILES, .group = CLI_G_FILES,
+     .error = "--max-duration takes seconds (0: no limit)",
+     .help = "read at most S seconds of each input (default 86400, a day; 0: no limit): a "
+             "longer one, an endless stream, is transcribed up to there and reported"},
     {.name = "--balance", .value = "HOW", .kind = CLI_TEXT, .take = cli_take_balance,
      .scope = CLI_FILES, .group = CLI_G_FILES, .error = "--balance takes duration or position",
      .help = "duration: --shard by length (headers; else size), longest first to the "

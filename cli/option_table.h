@@ -113,6 +113,7 @@ int cli_take_clip_ms(cli_options *o, const cli_option *opt, const char *v);
 int cli_take_format(cli_options *o, const cli_option *opt, const char *v);
 int cli_take_shard(cli_options *o, const cli_option *opt, const char *v);
 int cli_take_balance(cli_options *o, const cli_option *opt, const char *v);
+int cli_take_max_duration(cli_options *o, const cli_option *opt, const char *v);
 /* A number's value: the whole of s within opt's range, into *x; 0, or -1. */
 int cli_float_arg(const char *s, const cli_option *opt, float *x);
 

@@ -209,6 +209,14 @@ int cli_take_seed(cli_options *o, const cli_option *opt, const char *v)
     return *v && !*end ? 0 : -1;
 }
 
+int cli_take_max_duration(cli_options *o, const cli_option *opt, const char *v)
+{
+    char *end;
+    (void)opt;
+    o->params.max_duration = strtod(v, &end);
+    return *v && !*end && o->params.max_duration >= 0 ? 0 : -1;
+}
+
 #define CLIP_CONFLICT "-ot and -d make a clip: give them or --clip-timestamps"
 
 int cli_take_clip_timestamps(cli_options *o, const cli_option *opt, const char *v)

@@ -1,6 +1,7 @@
 /* hark's options on the command line: the defaults, and the parser, which finds
  * each argument in the option table (after openai-whisper's underscored
  * spellings become hark's) and stores its value as the table says. */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +17,41 @@ void cli_default_options(cli_options *o)
     o->params.n_threads = 0; /* 0 until -t: see cli_default_threads() */
 }
 
+/* The cores this process may run on (its affinity: taskset, a container's
+ * cpuset), else those online. */
+static long cores_available(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* More busy threads than cores only wait for each other: -t 256 on 2 cores ran
+ * 15 times slower.  Said once, and the run goes on as asked. */
+static void warn_oversubscribed(const cli_options *o, long cores)
+{
+    long t = o->params.n_threads, all = t * o->jobs;
+    const char *s = cores == 1 ? "" : "s";
+    if (cores < 1 || all <= cores)
+        return;
+    if (t > cores)
+        fprintf(stderr, "hark: warning: -t %ld is more threads than the %ld core%s available "
+                "(slower, not faster)\n", t, cores, s);
+    else
+        fprintf(stderr, "hark: warning: -j %d with -t %ld is %ld threads, more than the %ld "
+                "core%s available (slower, not faster)\n", o->jobs, t, all, cores, s);
+}
+
 /* Without -t: up to 4 cores for one file at a time, one per file with -j
  * (results are the same for every thread count). */
 void cli_default_threads(cli_options *o)
 {
-    if (o->params.n_threads > 0)
+    long cores = cores_available();
+    if (o->params.n_threads > 0) {
+        warn_oversubscribed(o, cores);
         return;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    }
     o->params.n_threads = o->jobs > 1 || cores < 1 ? 1 : cores < 4 ? (int)cores : 4;
 }
 

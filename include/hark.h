@@ -41,6 +41,8 @@ enum hark_status {
     HARK_ERR_ARG = -4,     /* the caller passed something invalid         */
     HARK_ERR_NOMEM = -5,
     HARK_ERR_ABORTED = -6, /* params.should_abort asked to stop           */
+    HARK_ERR_TOO_LONG = -7, /* the input went on past params.max_duration: the
+                             * results hold the transcript of the part before */
 };
 
 typedef struct hark_model hark_model;
@@ -76,6 +78,10 @@ typedef struct hark_params {
      * speaker is the channel louder over it by 10 % (two parties recorded a channel each);
      * the writers label segments with it (0) */
     int diarize;
+    /* seconds of a file's audio read at most (hark_transcribe_file; default 86400, a
+     * day; 0: no limit): an input going on past it (an endless stream, a recording left
+     * running) is transcribed up to there, and HARK_ERR_TOO_LONG says so */
+    double max_duration;
 
     /* how each window's tokens are chosen, as openai/whisper's DecodingOptions */
     struct {

@@ -22,6 +22,7 @@ hark_params hark_default_params(void)
     hark_params p = {0};
     p.n_threads = 1;
     p.timestamps = 1;
+    p.max_duration = 24 * 3600;
     p.search.beam_size = 5;
     p.search.patience = 1.0f;
     p.search.length_penalty = -1.0f;
@@ -82,7 +83,9 @@ int hark_transcribe(hark_context *c, const float *samples, size_t n)
     c->error.msg[0] = 0;
     if (!samples && n)
         return hark_fail(&c->error, HARK_ERR_ARG, "no samples given");
-    hark_audio in = {samples, n, NULL};
+    hark_source src;
+    hark_source_memory(&src, samples, n);
+    hark_audio in = {&src, NULL};
     return hark_run(c->model, &c->params, c->pool, c->dec, &in, &c->result, &c->error);
 }
 
@@ -95,39 +98,57 @@ int hark_transcribe_explained(hark_context *c, const float *samples, size_t n, h
         return hark_fail(&c->error, HARK_ERR_ARG, "no samples given");
     hark_explain_reset(x);
     x->n_samples = n;
-    hark_audio in = {samples, n, NULL};
+    hark_source src;
+    hark_source_memory(&src, samples, n);
+    hark_audio in = {&src, NULL};
     hark_window_observer obs = hark_explain_observer(x);
     int rc = hark_run_observed(c->model, &c->params, c->pool, c->dec, &in, &c->result, &c->error,
                                &obs);
     return rc ? rc : hark_explain_done(x, &c->error);
 }
 
+/* The message of a failed transcription of path names it, unless it names a
+ * file already (the input or the model). */
+static void name_input(hark_context *c, const char *path, int rc)
+{
+    if (strncmp(c->error.msg, path, strlen(path)) != 0 &&
+        strncmp(c->error.msg, c->model->path, strlen(c->model->path)) != 0) {
+        char msg[sizeof c->error.msg];
+        snprintf(msg, sizeof msg, "%s", c->error.msg);
+        hark_fail(&c->error, rc, "%s: %s", path, msg);
+    }
+}
+
+/* The file is decoded into a temporary file first and read back a window at a
+ * time: memory does not grow with its length. */
 int hark_transcribe_file(hark_context *c, const char *path)
 {
-    float *x;
-    size_t n;
-    hark_levels levels;
+    hark_levels levels = {{NULL, NULL}, 0, 0}, *lv = c && c->params.diarize ? &levels : NULL;
+    hark_source src;
+    int cut = 0;
     if (!c)
         return HARK_ERR_ARG;
     c->error.msg[0] = 0;
     hark_result_clear(&c->result);
     if (!path)
         return hark_fail(&c->error, HARK_ERR_ARG, "no file given");
-    int rc = hark_audio_read_levels(path, &x, &n, c->params.diarize ? &levels : NULL, &c->error);
-    if (rc)
-        return rc;
-    hark_audio in = {x, n, c->params.diarize ? &levels : NULL};
-    rc = hark_run(c->model, &c->params, c->pool, c->dec, &in, &c->result, &c->error);
-    if (c->params.diarize)
-        hark_levels_free(&levels);
-    /* name the input, unless the message already names a file (input or model) */
-    if (rc && strncmp(c->error.msg, path, strlen(path)) != 0 &&
-        strncmp(c->error.msg, c->model->path, strlen(c->model->path)) != 0) {
-        char msg[sizeof c->error.msg];
-        snprintf(msg, sizeof msg, "%s", c->error.msg);
-        hark_fail(&c->error, rc, "%s: %s", path, msg);
+    const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
+    int rc = hark_source_spool(&src, &c->error);
+    if (!rc)
+        rc = hark_audio_decode(path, &src, lv, c->params.max_duration, &cut, &c->error);
+    if (!rc) {
+        hark_audio in = {&src, lv};
+        rc = hark_run(c->model, &c->params, c->pool, c->dec, &in, &c->result, &c->error);
     }
-    free(x);
+    if (lv)
+        hark_levels_free(lv);
+    hark_source_close(&src);
+    if (!rc && cut)
+        rc = hark_fail(&c->error, HARK_ERR_TOO_LONG, "%s: longer than max_duration (%g s): "
+                       "transcribed its first %g s", name, c->params.max_duration,
+                       c->params.max_duration);
+    if (rc)
+        name_input(c, name, rc);
     return rc;
 }
 

@@ -467,21 +467,40 @@ static cJSON *segment_json(const hark_segment *s, int id)
     return o;
 }
 
-static void put_json(sbuf *b, const hark_result *r)
+/* s as cJSON prints a string value, into b. */
+static void put_json_string(sbuf *b, const char *s)
 {
-    cJSON *root = cJSON_CreateObject(), *segs = cJSON_CreateArray();
-    cJSON_AddStringToObject(root, "text", r->text ? r->text : "");
-    for (int i = 0; i < r->n; i++)
-        cJSON_AddItemToArray(segs, segment_json(&r->seg[i], i));
-    cJSON_AddItemToObject(root, "segments", segs);
-    cJSON_AddStringToObject(root, "language", r->language);
-    char *s = cJSON_PrintUnformatted(root);
-    if (s)
-        put(b, "%s\n", s);
+    cJSON *item = cJSON_CreateString(s);
+    char *text = item ? cJSON_PrintUnformatted(item) : NULL;
+    if (text)
+        put(b, "%s", text);
     else
         b->oom = 1;
-    free(s);
-    cJSON_Delete(root);
+    free(text);
+    cJSON_Delete(item);
+}
+
+/* cJSON's unformatted print of {"text", "segments", "language"}, a segment at a
+ * time: the tree of a long file's tokens at once took tens of MB (3 hours: 60 000
+ * tokens), and memory is not to grow with the file. */
+static void put_json(sbuf *b, const hark_result *r)
+{
+    put(b, "%s", "{\"text\":");
+    put_json_string(b, r->text ? r->text : "");
+    put(b, "%s", ",\"segments\":[");
+    for (int i = 0; i < r->n && !b->oom; i++) {
+        cJSON *seg = segment_json(&r->seg[i], i);
+        char *s = seg ? cJSON_PrintUnformatted(seg) : NULL;
+        if (s)
+            put(b, i ? ",%s" : "%s", s);
+        else
+            b->oom = 1;
+        free(s);
+        cJSON_Delete(seg);
+    }
+    put(b, "%s", "],\"language\":");
+    put_json_string(b, r->language);
+    put(b, "%s", "}\n");
 }
 
 static void put_srt(sbuf *b, const hark_result *r, const hark_output_params *p)

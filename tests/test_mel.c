@@ -1,5 +1,6 @@
 /* Log-mel front end against the reference filterbanks and jfk.wav's log-mel. */
 #include <float.h>
+#include <math.h>
 
 #include "check.h"
 #include "npy.h"
@@ -124,8 +125,56 @@ static void test_window(void)
     CHECK(out[0] == 4 && out[1] == 5 && out[4] == 5, "%g %g", out[0], out[4]);
 }
 
+/* The log-mel window by window (the long-form loop's) holds hark_log_mel's
+ * values bit for bit: lengths of one chunk and less, across chunk edges, a
+ * window past the end, backwards, and 128 bands; from memory and from a spool. */
+static void check_stream(const float *x, size_t n, size_t pad, int n_mels, int spooled)
+{
+    float *mel;
+    int frames, len = 3000;
+    hark_error e;
+    CHECK(hark_log_mel(x, n, pad, n_mels, 1, &mel, &frames, &e) == 0, "%s", e.msg);
+    hark_source src;
+    hark_mel_stream ms;
+    if (spooled) {
+        CHECK(hark_source_spool(&src, &e) == 0 && hark_source_append(&src, x, n, &e) == 0 &&
+              hark_source_finish(&src, &e) == 0, "%s", e.msg);
+    } else {
+        hark_source_memory(&src, x, n);
+    }
+    CHECK(hark_mel_stream_open(&ms, &src, pad, n_mels, &e) == 0, "%s", e.msg);
+    float *a = malloc(sizeof(float) * (size_t)n_mels * len), *b = malloc(sizeof(float) * (size_t)n_mels * len);
+    const int seeks[] = {0, 1, 511, 512, 1000, frames - 10, frames + 5, 3, frames / 2};
+    for (size_t i = 0; i < sizeof seeks / sizeof *seeks; i++) {
+        int seek = seeks[i] < 0 ? 0 : seeks[i], stop = i == 4 ? seek + 700 : frames;
+        hark_mel_window(mel, frames, n_mels, seek, stop, len, a);
+        CHECK(hark_mel_stream_window(&ms, seek, stop, len, b) == 0, "read");
+        CHECK(memcmp(a, b, sizeof(float) * (size_t)n_mels * len) == 0,
+              "n %zu pad %zu mels %d spooled %d: window at %d differs", n, pad, n_mels, spooled, seek);
+    }
+    hark_mel_stream_close(&ms);
+    hark_source_close(&src);
+    free(a), free(b), free(mel);
+}
+
+static void test_stream(void)
+{
+    size_t n = 16000 * 47 + 123;
+    float *x = malloc(sizeof(float) * n);
+    for (size_t i = 0; i < n; i++) /* a chirp with noise, and one loud burst */
+        x[i] = 0.3f * sinf(0.001f * (float)i * (float)(i % 9000) / 9000.0f) +
+               (float)((i * 2654435761u) % 1000) / 20000.0f + (i / 16000 == 20 ? 0.5f : 0.0f);
+    const size_t lengths[] = {n, 5000, 81920, 81921, 16000 * 30};
+    for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++)
+        check_stream(x, lengths[i], 30 * 16000, 80, i % 2);
+    check_stream(x, 300, 0, 80, 0); /* reflected at both ends */
+    check_stream(x, n, 30 * 16000, 128, 1);
+    free(x);
+}
+
 int main(void)
 {
+    test_stream();
     test_window();
     test_filters(80);
     test_filters(128);

@@ -18,11 +18,8 @@ extern char **environ;
  * file's loudness per channel is asked for, else 1). */
 typedef struct pcm_sink {
     hark_decoded *d;
-    size_t cap;
     int channels, differ; /* differ: the two channels are not one upmixed */
 } pcm_sink;
-
-static const size_t MAX_FRAMES = (size_t)96 * 3600 * HARK_SAMPLE_RATE; /* as libsndfile's: 96 h */
 
 const char *hark_ffmpeg_program(void)
 {
@@ -30,51 +27,35 @@ const char *hark_ffmpeg_program(void)
     return p ? p : "ffmpeg";
 }
 
-/* Room for need frames: ffmpeg's output has no length to check beforehand, so
- * each growth is checked against the 96 hours and the memory available. */
-static int sink_room(pcm_sink *s, size_t need, const char *path, hark_error *e)
-{
-    if (need <= s->cap)
-        return 0;
-    if (need > MAX_FRAMES)
-        return hark_fail(e, HARK_ERR_FORMAT, "%s: implausible length (ffmpeg decodes more "
-                         "than 96 hours; hark reads at most 96)", path);
-    double available, next = 2.0 * (double)s->cap > (double)need ? 2.0 * (double)s->cap : need;
-    if (hark_memory_short(sizeof(float) * next, &available))
-        return hark_fail(e, HARK_ERR_NOMEM, "%s: %.1f hours decoded by ffmpeg and more to "
-                         "come, more than the memory available (%.1f GB)", path,
-                         (double)s->d->frames / HARK_SAMPLE_RATE / 3600, available / 1e9);
-    if (hark_decoded_room(s->d, &s->cap, need, MAX_FRAMES))
-        return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
-    return 0;
-}
-
 /* Adds n whole frames of little-endian 16-bit samples. */
 static int sink_add(pcm_sink *s, const uint8_t *b, size_t n, const char *path, hark_error *e)
 {
     enum { MAX = 8192 };
-    float frames[2 * MAX];
+    float frames[2 * MAX], mono[MAX];
     hark_decoded *d = s->d;
-    int rc = sink_room(s, d->frames + n, path, e);
-    for (size_t i = 0; !rc && i < n; i += MAX) {
+    int rc = 0;
+    for (size_t i = 0; !rc && !d->cut && i < n; i += MAX) {
         size_t k = n - i < MAX ? n - i : MAX, ch = (size_t)s->channels;
         for (size_t j = 0; j < k * ch; j++) {
             const uint8_t *p = b + 2 * (i * ch + j);
             frames[j] = (float)(int16_t)(p[0] | p[1] << 8) / 32768.0f;
         }
         for (size_t j = 0; j < k; j++) {
-            d->mono[d->frames + j] = ch == 2 ? (frames[2 * j] + frames[2 * j + 1]) / 2 : frames[j];
+            mono[j] = ch == 2 ? (frames[2 * j] + frames[2 * j + 1]) / 2 : frames[j];
             s->differ |= ch == 2 && frames[2 * j] != frames[2 * j + 1];
         }
-        if (d->levels && hark_levels_add(d->levels, frames, k, (long long)d->frames,
+        long long first = d->frames;
+        if ((rc = hark_decoded_add(d, mono, k, path, e)))
+            break;
+        if (d->levels && hark_levels_add(d->levels, frames, (size_t)(d->frames - first), first,
                                          HARK_SAMPLE_RATE))
             rc = hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
-        d->frames += k;
     }
     return rc;
 }
 
-/* Reads ffmpeg's output to its end, a frame split between reads carried over. */
+/* Reads ffmpeg's output to its end (or to the duration limit), a frame split
+ * between reads carried over. */
 static int read_pcm(int fd, pcm_sink *s, const char *path, hark_error *e)
 {
     uint8_t buf[1 << 16];
@@ -91,7 +72,7 @@ static int read_pcm(int fd, pcm_sink *s, const char *path, hark_error *e)
         have += (size_t)r;
         size_t whole = have / frame;
         int rc = sink_add(s, buf, whole, path, e);
-        if (rc)
+        if (rc || s->d->cut)
             return rc;
         memmove(buf, buf + whole * frame, have - whole * frame);
         have -= whole * frame;
@@ -213,10 +194,10 @@ static int run_ffmpeg(int in, int err, pcm_sink *s, const char *path, const char
                                            strerror(errno));
     int rc = read_pcm(out, s, path, e);
     close(out);
-    if (rc)
+    if (rc || s->d->cut) /* cut: the rest is not wanted */
         kill(pid, SIGKILL);
     int status = wait_status(pid);
-    if (!rc)
+    if (!rc && !s->d->cut)
         rc = ffmpeg_failed(status, err, path, what, e);
     if (!rc && s->d->frames == 0)
         rc = hark_fail(e, HARK_ERR_FORMAT, "%s: no audio samples", path);
@@ -232,15 +213,14 @@ int hark_ffmpeg_decode(int in, const char *path, const char *what, hark_decoded 
     if (!errf)
         return hark_fail(e, HARK_ERR_IO, "%s: cannot make a file for ffmpeg's errors: %s",
                          path, strerror(errno));
-    pcm_sink s = {d, 0, d->levels ? 2 : 1, 0};
-    int rc = run_ffmpeg(in, fileno(errf), &s, path, what, e);
+    pcm_sink s = {d, d->levels ? 2 : 1, 0};
+    int rc = hark_decoded_start(d, HARK_SAMPLE_RATE, path, e);
+    if (!rc)
+        rc = run_ffmpeg(in, fileno(errf), &s, path, what, e);
     fclose(errf);
-    if (rc) {
-        free(d->mono);
-        d->mono = NULL;
-    }
+    if (!rc)
+        rc = hark_decoded_end(d, path, e);
     if (d->levels && (rc || !s.differ)) /* a mono file, upmixed: no loudness to compare */
         hark_levels_free(d->levels);
-    d->rate = HARK_SAMPLE_RATE;
     return rc;
 }

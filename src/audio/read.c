@@ -12,115 +12,96 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 enum { WHAT_LEN = 200 }; /* what a file is, when libsndfile cannot read it */
 
-typedef struct memfile {
-    const uint8_t *data;
+/* The file to libsndfile through its virtual I/O, read with pread: sf_open_fd
+ * closes the descriptor when it cannot open the file, which ffmpeg reads next. */
+typedef struct fdfile {
+    int fd;
     sf_count_t size, pos;
-} memfile;
+} fdfile;
 
-static sf_count_t mem_len(void *u) { return ((memfile *)u)->size; }
-static sf_count_t mem_tell(void *u) { return ((memfile *)u)->pos; }
+static sf_count_t fd_len(void *u) { return ((fdfile *)u)->size; }
+static sf_count_t fd_tell(void *u) { return ((fdfile *)u)->pos; }
 
-static sf_count_t mem_seek(sf_count_t off, int whence, void *u)
+static sf_count_t fd_seek(sf_count_t off, int whence, void *u)
 {
-    memfile *m = u;
-    sf_count_t p = whence == SEEK_SET ? off : whence == SEEK_CUR ? m->pos + off : m->size + off;
-    if (p < 0 || p > m->size)
+    fdfile *f = u;
+    sf_count_t p = whence == SEEK_SET ? off : whence == SEEK_CUR ? f->pos + off : f->size + off;
+    if (p < 0 || p > f->size)
         return -1;
-    return m->pos = p;
+    return f->pos = p;
 }
 
-static sf_count_t mem_read(void *ptr, sf_count_t n, void *u)
+static sf_count_t fd_read(void *ptr, sf_count_t n, void *u)
 {
-    memfile *m = u;
-    if (n > m->size - m->pos)
-        n = m->size - m->pos;
-    memcpy(ptr, m->data + m->pos, (size_t)n);
-    m->pos += n;
-    return n;
+    fdfile *f = u;
+    ssize_t r;
+    do
+        r = pread(f->fd, ptr, (size_t)n, (off_t)f->pos);
+    while (r < 0 && errno == EINTR);
+    if (r <= 0)
+        return 0;
+    f->pos += r;
+    return r;
 }
 
-static sf_count_t mem_write(const void *p, sf_count_t n, void *u)
+static sf_count_t fd_write(const void *p, sf_count_t n, void *u)
 {
     (void)p, (void)n, (void)u;
     return 0;
 }
 
-static uint32_t le32(const uint8_t *p)
-{
-    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-int hark_wav_chunk(const uint8_t *d, size_t n, const char *id, size_t *at, uint32_t *len)
-{
-    if (n < 12 || memcmp(d, "RIFF", 4) != 0 || memcmp(d + 8, "WAVE", 4) != 0)
-        return 0;
-    for (size_t pos = 12; pos + 8 <= n;) {
-        uint32_t claimed = le32(d + pos + 4);
-        if (memcmp(d + pos, id, 4) == 0) {
-            *at = pos + 8;
-            *len = claimed;
-            return 1;
-        }
-        pos += 8 + (size_t)claimed + (claimed & 1);
-    }
-    return 0;
-}
-
 /* libsndfile quietly reads what is there when a WAV's data chunk claims more
- * bytes than the file holds; hark refuses such a file instead. */
-static int check_wav_complete(const uint8_t *d, size_t size, const char *path, hark_error *e)
+ * bytes than the file holds; hark refuses such a file instead (head: its first
+ * bytes, where the chunks before the samples are). */
+static int check_wav_complete(const uint8_t *head, size_t n, size_t size, const char *path,
+                              hark_error *e)
 {
     size_t at;
     uint32_t len;
-    if (hark_wav_chunk(d, size, "data", &at, &len) && len != 0xffffffffu && len > size - at)
+    if (hark_wav_chunk(head, n, "data", &at, &len) && len != 0xffffffffu && len > size - at)
         return hark_fail(e, HARK_ERR_FORMAT, "%s: truncated: data chunk claims %u bytes, file "
                          "has %zu", path, len, size - at);
     return 0;
 }
 
-/* Reads the frames into d->mono (the channels' mean) and, for a stereo file
- * whose loudness is asked for, into levels. */
-static int downmix(SNDFILE *sf, const SF_INFO *info, hark_decoded *d, hark_levels *levels,
+/* Reads the frames, downmixed (the channels' mean), into d and, for a stereo file
+ * whose loudness is asked for, its levels; up to d's limit.  A stream's length
+ * is its writer's guess (sox and ffmpeg write a placeholder into a pipe): what
+ * is there is read. */
+static int downmix(SNDFILE *sf, const SF_INFO *info, hark_decoded *d, int stream,
                    const char *path, hark_error *e)
 {
     enum { CHUNK = 4096 };
-    float *buf = malloc(sizeof(float) * CHUNK * (size_t)info->channels);
-    size_t cap = 0, claimed = (size_t)info->frames;
+    float *buf = malloc(sizeof(float) * CHUNK * (size_t)info->channels), mono[CHUNK];
     sf_count_t done = 0, got = 0;
-    int rc = buf ? 0 : HARK_ERR_NOMEM;
-    while (!rc && done < info->frames) {
+    int rc = buf ? 0 : hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
+    while (!rc && !d->cut && done < info->frames) {
         sf_count_t want = info->frames - done < CHUNK ? info->frames - done : CHUNK;
         if ((got = sf_readf_float(sf, buf, want)) <= 0)
-            break;
-        if ((rc = hark_decoded_room(d, &cap, (size_t)(done + got), claimed)) ||
-            (levels && (rc = hark_levels_add(levels, buf, (size_t)got, done, info->samplerate))))
             break;
         for (sf_count_t i = 0; i < got; i++) {
             double s = 0;
             for (int c = 0; c < info->channels; c++)
                 s += buf[i * info->channels + c];
-            d->mono[done + i] = (float)(s / info->channels);
+            mono[i] = (float)(s / info->channels);
         }
+        if ((rc = hark_decoded_add(d, mono, (size_t)got, path, e)))
+            break;
+        got = d->frames - done; /* the frames kept, up to the limit */
+        if (d->levels && hark_levels_add(d->levels, buf, (size_t)got, done, info->samplerate))
+            rc = hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
         done += got;
     }
     free(buf);
-    if (rc)
-        return hark_fail(e, rc, "%s: out of memory", path);
-    if (done < info->frames)
+    if (!rc && !d->cut && !stream && done < info->frames)
         return hark_fail(e, HARK_ERR_FORMAT, "%s: truncated: read %lld of %lld frames", path,
                          (long long)done, (long long)info->frames);
-    for (sf_count_t i = 0; i < done; i++)
-        if (!isfinite(d->mono[i]))
-            return hark_fail(e, HARK_ERR_FORMAT, "%s: sample %lld is NaN or infinite", path,
-                             (long long)i);
-    d->frames = (size_t)done;
-    return 0;
+    return rc;
 }
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -189,16 +170,16 @@ static void unmute_stderr(int saved)
 
 /* what: "not a readable audio file (why)" when libsndfile cannot open it, for
  * ffmpeg's turn. */
-static SNDFILE *open_memory(memfile *m, SF_INFO *info, const char *path, int locked,
-                            char *what, hark_error *e)
+static SNDFILE *open_fd(fdfile *f, SF_INFO *info, const char *path, int locked, char *what,
+                        hark_error *e)
 {
-    SF_VIRTUAL_IO io = {mem_len, mem_seek, mem_read, mem_write, mem_tell};
+    SF_VIRTUAL_IO io = {fd_len, fd_seek, fd_read, fd_write, fd_tell};
     memset(info, 0, sizeof *info);
     /* sf_strerror(NULL) reads libsndfile's global error: open and read it
      * together, so that batch jobs opening files at once keep their own */
     if (!locked)
         pthread_mutex_lock(&open_lock);
-    SNDFILE *sf = sf_open_virtual(&io, SFM_READ, info, m);
+    SNDFILE *sf = sf_open_virtual(&io, SFM_READ, info, f);
     if (!sf) {
         snprintf(what, WHAT_LEN, "not a readable audio file (%s)",
                  locked ? "damaged MPEG audio" : sf_strerror(NULL));
@@ -209,127 +190,77 @@ static SNDFILE *open_memory(memfile *m, SF_INFO *info, const char *path, int loc
     return sf;
 }
 
-/* The length a file's header claims, before anything is allocated for it: a few
- * kilobytes of FLAC can claim days of constant samples, which would take more
- * memory than the machine has. */
+/* The length a file's header claims, before anything is read: a few kilobytes
+ * of FLAC can claim days of constant samples. */
 static int check_length(const SF_INFO *info, const char *path, hark_error *e)
 {
-    double hours = (double)info->frames / info->samplerate / 3600, available;
+    double hours = (double)info->frames / info->samplerate / 3600;
     if (hours > 96)
         return hark_fail(e, HARK_ERR_FORMAT,
                          "%s: implausible length (%.1f hours; hark reads at most 96)", path, hours);
-    /* the samples as read, then resampled to 16 kHz beside them */
-    double bytes = sizeof(float) * ((double)info->frames +
-                   (info->samplerate != HARK_SAMPLE_RATE ? hours * 3600 * HARK_SAMPLE_RATE : 0));
-    if (hark_memory_short(bytes, &available))
-        return hark_fail(e, HARK_ERR_NOMEM, "%s: %.1f hours of audio at %d Hz need %.1f GB of "
-                         "memory to decode, more than is available (%.1f GB)", path, hours,
-                         info->samplerate, bytes / 1e9, available / 1e9);
     return 0;
 }
 
-static int decode_sndfile(const uint8_t *data, size_t size, const char *path, hark_decoded *out,
+static int decode_sndfile(int fd, size_t size, int stream, const char *path, hark_decoded *out,
                           int locked, char *what, hark_error *e)
 {
-    memfile m = {data, (sf_count_t)size, 0};
     SF_INFO info;
-    SNDFILE *sf = open_memory(&m, &info, path, locked, what, e);
+    fdfile f = {fd, (sf_count_t)size, 0};
+    SNDFILE *sf = open_fd(&f, &info, path, locked, what, e);
     if (!sf)
         return HARK_ERR_FORMAT;
-    if (info.frames <= 0 || info.channels <= 0 || info.samplerate <= 0) {
-        sf_close(sf);
-        return hark_fail(e, HARK_ERR_FORMAT, "%s: no audio samples", path);
+    int rc = info.frames <= 0 || info.channels <= 0 || info.samplerate <= 0
+                 ? hark_fail(e, HARK_ERR_FORMAT, "%s: no audio samples", path)
+                 : check_length(&info, path, e);
+    if (!rc && info.channels != 2)
+        out->levels = NULL; /* loudness per channel: stereo files' alone */
+    if (!rc)
+        rc = hark_decoded_start(out, info.samplerate, path, e);
+    if (!rc) {
+        sf_command(sf, SFC_SET_NORM_FLOAT, NULL, SF_TRUE);
+        rc = downmix(sf, &info, out, stream, path, e);
     }
-    int rc = check_length(&info, path, e);
-    if (rc) {
-        sf_close(sf);
-        return rc;
-    }
-    hark_levels *lv = info.channels == 2 ? out->levels : NULL;
-    sf_command(sf, SFC_SET_NORM_FLOAT, NULL, SF_TRUE);
-    rc = downmix(sf, &info, out, lv, path, e);
     sf_close(sf);
-    if (rc) {
-        free(out->mono);
-        out->mono = NULL;
-        if (lv)
-            hark_levels_free(lv);
-        return rc;
-    }
-    out->rate = info.samplerate;
-    return 0;
+    if (!rc && out->frames == 0)
+        rc = hark_fail(e, HARK_ERR_FORMAT, "%s: no audio samples", path);
+    return rc ? rc : hark_decoded_end(out, path, e);
 }
 
-/* Decodes with libsndfile; what is left "" unless libsndfile cannot read the
- * file at all, which ffmpeg may. */
-static int decode_memory(const uint8_t *data, size_t size, const char *path, hark_decoded *out,
-                         char *what, int *foreign, hark_error *e)
+/* Decodes with libsndfile (head: the file's first n bytes, size: its length);
+ * what is left "" unless libsndfile cannot read the file at all, which ffmpeg may. */
+static int decode_file(int fd, const uint8_t *head, size_t n, size_t size, int stream,
+                       const char *path, hark_decoded *out, char *what, int *foreign,
+                       hark_error *e)
 {
     if (size == 0)
         return hark_fail(e, HARK_ERR_FORMAT, "%s: empty file", path);
-    const char *container = foreign_container(data, size);
+    const char *container = foreign_container(head, n);
     if ((*foreign = container != NULL)) {
         snprintf(what, WHAT_LEN, "%s", container);
         return hark_fail(e, HARK_ERR_FORMAT, "%s: %s", path, what);
     }
-    int rc = check_wav_complete(data, size, path, e);
-    if (rc || !looks_like_mpeg(data, size))
-        return rc ? rc : decode_sndfile(data, size, path, out, 0, what, e);
+    int rc = stream ? 0 : check_wav_complete(head, n, size, path, e);
+    if (rc || !looks_like_mpeg(head, n))
+        return rc ? rc : decode_sndfile(fd, size, stream, path, out, 0, what, e);
     pthread_mutex_lock(&open_lock);
     int saved = mute_stderr();
-    rc = decode_sndfile(data, size, path, out, 1, what, e);
+    rc = decode_sndfile(fd, size, stream, path, out, 1, what, e);
     unmute_stderr(saved);
     pthread_mutex_unlock(&open_lock);
     return rc;
 }
 
-/* stdin's bytes, read already, in a file ffmpeg can seek in (an MP4 whose
- * index is at its end cannot be read from a pipe). */
-static int spill(const hark_map *m)
-{
-    int fd = memfd_create("hark-stdin", MFD_CLOEXEC);
-    for (size_t done = 0; fd >= 0 && done < m->size;) {
-        ssize_t w = write(fd, m->data + done, m->size - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            close(fd);
-            return -1;
-        }
-        done += (size_t)w;
-    }
-    return fd;
-}
-
-/* The file again for ffmpeg; what is not a regular file (a FIFO, read to its
- * end already, would wait for a writer for ever) from the bytes read. */
-static int open_regular_again(const char *path, const hark_map *m)
-{
-    struct stat st;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        return fd;
-    if (fd >= 0)
-        close(fd);
-    return spill(m);
-}
-
 /* ffmpeg's turn at a file libsndfile could not read (rc, e: libsndfile's
  * error, kept when there is no ffmpeg and the file is no known container). */
-static int decode_with_ffmpeg(const char *path, const hark_map *m, const char *what,
-                              int foreign, hark_decoded *d, int rc, hark_error *e)
+static int decode_with_ffmpeg(int fd, const char *path, const char *what, int foreign,
+                              hark_decoded *d, int rc, hark_error *e)
 {
-    int is_stdin = strcmp(path, "-") == 0;
-    const char *name = is_stdin ? "stdin" : path;
-    int fd = is_stdin ? spill(m) : open_regular_again(path, m);
-    if (fd < 0)
-        return rc;
     hark_error mine;
-    int r = hark_ffmpeg_decode(fd, name, what, d, &mine);
-    close(fd);
+    lseek(fd, 0, SEEK_SET); /* ffmpeg's stdin shares this offset */
+    int r = hark_ffmpeg_decode(fd, path, what, d, &mine);
     if (r == HARK_FFMPEG_MISSING)
         return foreign ? hark_fail(e, HARK_ERR_FORMAT, "%s: %s: hark decodes it with ffmpeg, "
-                                   "which was not found (apt-get install ffmpeg)", name, what)
+                                   "which was not found (apt-get install ffmpeg)", path, what)
                        : rc;
     if (r)
         *e = mine;
@@ -357,34 +288,72 @@ int hark_resample(const float *in, size_t n_in, double rate_in, float **out, siz
     return 0;
 }
 
+enum { HEAD = 1 << 16 }; /* the first bytes: what the format is, the chunks before the samples */
+
+/* The file (or, "-", stdin) as a regular file: a stream (stdin, a FIFO, a device,
+ * a socket) is recognised by its first bytes and copied to an unlinked temporary
+ * file up to the bytes max_seconds can take (stream.c), never held in memory. */
+static int open_input(const char *path, const char *name, double max_seconds, int *stream,
+                      int *cut, hark_error *e)
+{
+    int fd = strcmp(path, "-") == 0 ? fcntl(0, F_DUPFD_CLOEXEC, 3)
+                                    : open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return hark_fail(e, HARK_ERR_IO, "%s: %s", name, strerror(errno));
+    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+        int err = errno;
+        close(fd);
+        return hark_fail(e, HARK_ERR_IO, "%s: %s", name,
+                         S_ISDIR(st.st_mode) ? "is a directory" : strerror(err));
+    }
+    if ((*stream = !S_ISREG(st.st_mode)) == 0)
+        return fd;
+    int spooled = hark_stream_spool(fd, name, max_seconds, cut, e);
+    close(fd);
+    return spooled;
+}
+
+int hark_audio_decode(const char *path, hark_source *out, hark_levels *levels,
+                      double max_seconds, int *cut, hark_error *e)
+{
+    const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
+    int stream = 0, stream_cut = 0;
+    if (levels)
+        *levels = (hark_levels){{NULL, NULL}, 0, 0};
+    int fd = open_input(path, name, max_seconds, &stream, &stream_cut, e);
+    if (fd < 0)
+        return fd;
+    uint8_t *head = malloc(HEAD);
+    struct stat st;
+    ssize_t n = head && fstat(fd, &st) == 0 ? pread(fd, head, HEAD, 0) : -1;
+    hark_decoded d = {out, levels, max_seconds, 0, -1, 0, 0, NULL};
+    char what[WHAT_LEN] = "";
+    int foreign = 0, rc = n < 0 ? hark_fail(e, HARK_ERR_IO, "%s: %s", name, strerror(errno))
+                                : decode_file(fd, head, (size_t)n, (size_t)st.st_size, stream,
+                                              name, &d, what, &foreign, e);
+    free(head);
+    if (rc && what[0])
+        rc = decode_with_ffmpeg(fd, name, what, foreign, &d, rc, e);
+    close(fd);
+    if (rc)
+        hark_decoded_drop(&d);
+    *cut = d.cut || stream_cut;
+    return rc;
+}
+
 int hark_audio_read_levels(const char *path, float **samples, size_t *n, hark_levels *levels,
                            hark_error *e)
 {
-    int is_stdin = strcmp(path, "-") == 0;
-    if (levels)
-        *levels = (hark_levels){{NULL, NULL}, 0, 0};
-    hark_map m;
-    int rc = hark_map_file(is_stdin ? "/dev/stdin" : path, &m, e);
-    if (rc)
-        return rc;
-    hark_decoded d = {NULL, 0, 0, levels};
-    char what[WHAT_LEN] = "";
-    int foreign = 0;
-    rc = decode_memory(m.data, m.size, is_stdin ? "stdin" : path, &d, what, &foreign, e);
-    if (rc && what[0])
-        rc = decode_with_ffmpeg(path, &m, what, foreign, &d, rc, e);
-    hark_map_release(&m);
-    if (rc)
-        return rc;
-    if (d.rate == HARK_SAMPLE_RATE) {
-        *samples = d.mono;
-        *n = d.frames;
-        return 0;
-    }
-    rc = hark_resample(d.mono, d.frames, d.rate, samples, n, e);
-    free(d.mono);
+    hark_source src;
+    int cut, rc = hark_source_spool(&src, e);
+    if (!rc)
+        rc = hark_audio_decode(path, &src, levels, 0, &cut, e);
+    if (!rc)
+        rc = hark_source_all(&src, samples, n, e);
     if (rc && levels)
         hark_levels_free(levels);
+    hark_source_close(&src);
     return rc;
 }
 

@@ -253,25 +253,26 @@ typedef struct vad_work {
 } vad_work;
 
 /* Chunk i's 640 samples: the 64 before it, its 512 (zeros past the end), then
- * the last 64 reflected about the last sample, as torch's reflect padding. */
-static void chunk_input(const float *s, size_t n, size_t i, float *x)
+ * the last 64 reflected about the last sample, as torch's reflect padding; s
+ * holds the samples from base on (n in all). */
+static void chunk_input(const float *s, long long base, size_t n, size_t i, float *x)
 {
     size_t at = i * HARK_VAD_CHUNK;
     for (int t = 0; t < INPUT; t++) {
         size_t k = at + (size_t)t;
-        x[t] = k >= CONTEXT && k - CONTEXT < n ? s[k - CONTEXT] : 0.0f;
+        x[t] = k >= CONTEXT && k - CONTEXT < n ? s[(long long)(k - CONTEXT) - base] : 0.0f;
     }
     for (int t = 0; t < CONTEXT; t++)
         x[INPUT + t] = x[INPUT - 2 - t];
 }
 
 /* The STFT magnitudes of chunks [first, first + n) into w->a: [chunk][FRAMES][BINS]. */
-static void magnitudes(const hark_vad *vad, const float *s, size_t len, size_t first, int n,
-                       vad_work *w)
+static void magnitudes(const hark_vad *vad, const float *s, long long base, size_t len,
+                       size_t first, int n, vad_work *w)
 {
     float x[PADDED];
     for (int c = 0; c < n; c++) {
-        chunk_input(s, len, first + (size_t)c, x);
+        chunk_input(s, base, len, first + (size_t)c, x);
         for (int f = 0; f < FRAMES; f++)
             memcpy(w->frames + ((size_t)c * FRAMES + f) * N_FFT, x + f * HOP, sizeof(float) * N_FFT);
     }
@@ -336,18 +337,24 @@ static void recur(const hark_vad *vad, float *gates, int n, float *h, float *c, 
     }
 }
 
-int hark_vad_probs(const hark_vad *vad, const float *samples, size_t n_samples, float *probs)
+/* A block at a time, its samples read from the source (with the 64 before it):
+ * memory does not grow with the input. */
+int hark_vad_probs_of(const hark_vad *vad, const hark_source *src, float *probs)
 {
-    size_t n_chunks = hark_vad_n_chunks(n_samples);
+    size_t n_chunks = hark_vad_n_chunks(src->n);
     vad_work w = {malloc(sizeof(float) * BLOCK * FRAMES * N_FFT),
                   malloc(sizeof(float) * BLOCK * FRAMES * 2 * BINS),
                   malloc(sizeof(float) * BLOCK * FRAMES * 2 * BINS),
                   malloc(sizeof(float) * BLOCK * FRAMES * 3 * BINS)};
     float h[HIDDEN] = {0}, c[HIDDEN] = {0};
-    int rc = w.frames && w.a && w.b && w.cols ? 0 : HARK_ERR_NOMEM;
+    float *x = malloc(sizeof(float) * (BLOCK * HARK_VAD_CHUNK + CONTEXT));
+    int rc = w.frames && w.a && w.b && w.cols && x ? 0 : HARK_ERR_NOMEM;
     for (size_t first = 0; first < n_chunks && !rc; first += BLOCK) {
         int n = n_chunks - first < BLOCK ? (int)(n_chunks - first) : BLOCK, len = FRAMES;
-        magnitudes(vad, samples, n_samples, first, n, &w);
+        long long base = (long long)(first * HARK_VAD_CHUNK) - CONTEXT;
+        if ((rc = hark_source_read(src, base, (size_t)n * HARK_VAD_CHUNK + CONTEXT, x)))
+            break;
+        magnitudes(vad, x, base, src->n, first, n, &w);
         for (int l = 0; l < LAYERS; l++)
             len = conv_layer(vad, l, n, len, &w);
         for (int i = 0; i < n; i++) /* the bias of both projections, then x W_ih^T */
@@ -356,11 +363,19 @@ int hark_vad_probs(const hark_vad *vad, const float *samples, size_t n_samples, 
                     vad->w_ih, HIDDEN, 1.0f, w.b, GATES);
         recur(vad, w.b, n, h, c, probs + first);
     }
+    free(x);
     free(w.frames);
     free(w.a);
     free(w.b);
     free(w.cols);
     return rc;
+}
+
+int hark_vad_probs(const hark_vad *vad, const float *samples, size_t n_samples, float *probs)
+{
+    hark_source src;
+    hark_source_memory(&src, samples, n_samples);
+    return hark_vad_probs_of(vad, &src, probs);
 }
 
 size_t hark_vad_n_chunks(size_t n_samples)

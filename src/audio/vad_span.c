@@ -166,25 +166,34 @@ static void add_point(hark_time_map *m, long long proc, long long orig, int gap)
     m->gap[m->n++] = (unsigned char)gap;
 }
 
-int hark_vad_join(const float *s, size_t n, const hark_span *spans, int n_spans, float overlap,
-                  float **out, size_t *n_out, hark_time_map *map)
+/* Samples [a, stop) of in, then zeros (in == NULL) for stop - a, onto out. */
+static int copy_span(const hark_source *in, long long a, long long stop, hark_source *out,
+                     float *buf, size_t cap)
 {
-    long long last = (long long)n - 1, extra = (long long)(overlap * RATE), total = 0;
-    *out = NULL;
-    *n_out = 0;
+    int rc = 0;
+    for (long long at = a; !rc && at < stop; at += (long long)cap) {
+        size_t k = stop - at < (long long)cap ? (size_t)(stop - at) : cap;
+        if (in)
+            rc = hark_source_read(in, at, k, buf);
+        else
+            memset(buf, 0, sizeof(float) * k);
+        rc = rc ? rc : hark_source_append(out, buf, k, NULL) ? HARK_ERR_IO : 0;
+    }
+    return rc;
+}
+
+int hark_vad_join_source(const hark_source *in, const hark_span *spans, int n_spans,
+                         float overlap, hark_source *out, hark_time_map *map)
+{
+    enum { CAP = 1 << 15 };
+    long long last = (long long)in->n - 1, extra = (long long)(overlap * RATE), at = 0;
     map->n = 0;
     map->proc = malloc(sizeof(long long) * (size_t)(4 * n_spans + 1));
     map->orig = malloc(sizeof(long long) * (size_t)(4 * n_spans + 1));
     map->gap = malloc((size_t)(4 * n_spans + 1));
-    for (int i = 0; i < n_spans; i++)
-        total += samples_of(spans[i].end) + extra - samples_of(spans[i].start) + SILENCE;
-    float *o = map->proc && map->orig && map->gap
-                   ? malloc(sizeof(float) * (size_t)(total > 0 ? total : 1))
-                   : NULL;
-    if (!o)
-        return HARK_ERR_NOMEM;
-    long long at = 0;
-    for (int i = 0; i < n_spans; i++) {
+    float *buf = malloc(sizeof(float) * CAP);
+    int rc = map->proc && map->orig && map->gap && buf ? 0 : HARK_ERR_NOMEM;
+    for (int i = 0; !rc && i < n_spans; i++) {
         int more = i + 1 < n_spans;
         long long a = min_ll(samples_of(spans[i].start), last);
         long long b = min_ll(samples_of(spans[i].end), last);
@@ -193,18 +202,33 @@ int hark_vad_join(const float *s, size_t n, const hark_span *spans, int n_spans,
             continue;
         add_point(map, cs_of(at), spans[i].start, 0);
         add_point(map, cs_of(at + b - a), spans[i].end, 0);
-        memcpy(o + at, s + a, sizeof(float) * (size_t)(stop - a));
+        rc = copy_span(in, a, stop, out, buf, CAP);
         at += stop - a;
-        if (more) {
+        if (!rc && more) {
             add_point(map, cs_of(at), spans[i].end, 1);
             add_point(map, cs_of(at + SILENCE), spans[i + 1].start, 0);
-            memset(o + at, 0, sizeof(float) * SILENCE);
+            rc = copy_span(NULL, 0, SILENCE, out, buf, CAP);
             at += SILENCE;
         }
     }
-    *out = o;
-    *n_out = (size_t)at;
-    return 0;
+    free(buf);
+    return rc ? rc : hark_source_finish(out, NULL) ? HARK_ERR_IO : 0;
+}
+
+int hark_vad_join(const float *s, size_t n, const hark_span *spans, int n_spans, float overlap,
+                  float **out, size_t *n_out, hark_time_map *map)
+{
+    hark_source in, joined;
+    hark_source_memory(&in, s, n);
+    *out = NULL;
+    *n_out = 0;
+    int rc = hark_source_spool(&joined, NULL) ? HARK_ERR_IO : 0;
+    if (!rc)
+        rc = hark_vad_join_source(&in, spans, n_spans, overlap, &joined, map);
+    if (!rc)
+        rc = hark_source_all(&joined, out, n_out, NULL);
+    hark_source_close(&joined);
+    return rc;
 }
 
 double hark_time_map_apply(const hark_time_map *m, double seconds, int is_end)
@@ -238,17 +262,17 @@ void hark_time_map_free(hark_time_map *m)
     *m = (hark_time_map){0};
 }
 
-/* The spans of s under p (its vad the model): *spans malloc'd, their count in *n. */
-static int find_spans(const hark_vad *vad, const hark_params *p, const float *s, size_t n,
+/* The spans of src under p (its vad the model): *spans malloc'd, their count in *n. */
+static int find_spans(const hark_vad *vad, const hark_params *p, const hark_source *src,
                       hark_span **spans, int *count)
 {
-    size_t chunks = hark_vad_n_chunks(n);
+    size_t chunks = hark_vad_n_chunks(src->n);
     *spans = NULL;
     if (chunks > INT_MAX / 2 - 1)
         return HARK_ERR_ARG;
     float *probs = malloc(sizeof(float) * (chunks ? chunks : 1));
     *spans = malloc(sizeof(hark_span) * (2 * chunks + 2));
-    int rc = probs && *spans ? hark_vad_probs(vad, s, n, probs) : HARK_ERR_NOMEM;
+    int rc = probs && *spans ? hark_vad_probs_of(vad, src, probs) : HARK_ERR_NOMEM;
     if (!rc)
         *count = hark_vad_spans(probs, (int)chunks, p, *spans);
     free(probs);
@@ -259,8 +283,10 @@ int hark_vad_speech_spans(const hark_vad *vad, const hark_params *params, const 
                           size_t n_samples, double *start, double *end, int max)
 {
     hark_span *spans = NULL;
+    hark_source src;
+    hark_source_memory(&src, samples, n_samples);
     int n = 0, rc = vad && params && (samples || !n_samples) && max >= 0
-                        ? find_spans(vad, params, samples, n_samples, &spans, &n)
+                        ? find_spans(vad, params, &src, &spans, &n)
                         : HARK_ERR_ARG;
     for (int i = 0; !rc && i < n && i < max; i++) {
         start[i] = spans[i].start / 100.0;
@@ -270,15 +296,18 @@ int hark_vad_speech_spans(const hark_vad *vad, const hark_params *params, const 
     return rc ? rc : n;
 }
 
-int hark_vad_speech(const hark_params *p, const float *s, size_t n, float **out, size_t *n_out,
+int hark_vad_speech(const hark_params *p, const hark_source *in, hark_source *out,
                     hark_time_map *map, hark_error *e)
 {
     hark_span *spans;
-    int count = 0, rc = find_spans(p->vad.model, p, s, n, &spans, &count);
+    int count = 0, rc = find_spans(p->vad.model, p, in, &spans, &count);
     if (!rc)
-        rc = hark_vad_join(s, n, spans, count, p->vad.samples_overlap, out, n_out, map);
+        rc = hark_vad_join_source(in, spans, count, p->vad.samples_overlap, out, map);
     free(spans);
     if (rc == HARK_ERR_ARG)
         return hark_fail(e, rc, "too long for voice activity detection");
+    if (rc == HARK_ERR_IO)
+        return hark_fail(e, rc, "voice activity detection: cannot read or write the samples' "
+                         "temporary files");
     return rc ? hark_fail(e, rc, "out of memory for voice activity detection") : 0;
 }

@@ -50,7 +50,7 @@ int hark_write_file(const char *path, const void *data, size_t size, hark_error 
 /* The same for a file made of n parts written one after the other. */
 int hark_write_parts(const char *path, const void *const *parts, const size_t *sizes, int n,
                      hark_error *e);
-/* A file written piece by piece under "<path>.tmp.<pid>" and renamed into place
+/* A file written piece by piece under "<path>.tmp.<host>.<pid>.<start>" and renamed into place
  * when whole, synced first: after a failure or a crash the name holds the old
  * file or the whole new one, never a part.  Writes after a failure do nothing;
  * hark_out_close reports the first failure ("path: cannot write (reason)"). */
@@ -66,6 +66,11 @@ void hark_out_write(hark_out *o, const void *data, size_t n);
 void hark_out_fail(hark_out *o, int err);
 /* Renames the file into place, or removes it after a failure; returns 0 or the error. */
 int hark_out_close(hark_out *o, hark_error *e);
+/* Whether a file's name is one of hark_out's temporary names whose writer, on this
+ * host, is gone (killed before its rename: resuming removes it); *base_len is then
+ * the length of the final name it stands for.  A live writer's, another host's,
+ * and any other name: 0. */
+int hark_out_stale(const char *name, size_t *base_len);
 /* malloc for buffers a window fills whole (free() releases it): its pages
  * are faulted in by one call, not one fault each on first use. */
 void *hark_alloc_populated(size_t bytes);

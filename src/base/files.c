@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,19 +158,97 @@ int hark_memory_short(double bytes, double *available)
     return *available > 0 && bytes > *available;
 }
 
+/* A process's start in clock ticks after boot (/proc/PID/stat's 22nd field, after
+ * the name in parentheses, which may hold anything); 0 when unknown. */
+static unsigned long long start_ticks(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    unsigned long long t = 0;
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    if (p)
+        sscanf(p + 1, "%llu", &t);
+    return t;
+}
+
+/* This host's name for temporary names: no '/', never empty. */
+static void host_name(char *h, size_t n)
+{
+    if (gethostname(h, n) != 0 || !h[0])
+        snprintf(h, n, "localhost");
+    h[n - 1] = 0;
+    for (char *c = h; *c; c++)
+        *c = *c == '/' ? '_' : *c;
+}
+
+/* "<path>.tmp.<host>.<pid>.<start>": enough to tell, on resuming, whether the
+ * writer is still at work or was killed (a new process reusing its pid does
+ * not share its start). */
 int hark_out_open(hark_out *o, const char *path, hark_error *e)
 {
-    size_t n = strlen(path) + 32;
+    char host[256];
+    host_name(host, sizeof host);
+    size_t n = strlen(path) + strlen(host) + 64;
     *o = (hark_out){path, malloc(n), NULL, 0};
     if (!o->tmp)
         return hark_fail(e, HARK_ERR_NOMEM, "%s: out of memory", path);
-    snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    long pid = (long)getpid();
+    snprintf(o->tmp, n, "%s.tmp.%s.%ld.%llu", path, host, pid, start_ticks(pid));
     if ((o->f = fopen(o->tmp, "wb")))
         return 0;
     int rc = hark_fail(e, HARK_ERR_IO, "%s: cannot write (%s)", path, strerror(errno));
     free(o->tmp);
     o->tmp = NULL;
     return rc;
+}
+
+static int all_digits(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+    return n > 0 && n < 20;
+}
+
+int hark_out_stale(const char *name, size_t *base_len)
+{
+    const char *t = NULL, *p = name, *end = name + strlen(name);
+    while ((p = strstr(p, ".tmp.")))
+        t = p++;
+    if (!t || t == name)
+        return 0;
+    /* after ".tmp.": <pid> (hark before host names), <host>.<pid> or <host>.<pid>.<start> */
+    const char *rest = t + 5, *last = strrchr(rest, '.'), *pid_s = rest, *host = NULL;
+    unsigned long long start = 0;
+    size_t host_len = 0;
+    if (last && all_digits(last + 1, (size_t)(end - last - 1))) {
+        const char *prev = last - 1;
+        while (prev > rest && *prev != '.')
+            prev--;
+        int three = *prev == '.' && all_digits(prev + 1, (size_t)(last - prev - 1));
+        pid_s = three ? prev + 1 : last + 1;
+        host = rest, host_len = (size_t)((three ? prev : last) - rest);
+        start = three ? strtoull(last + 1, NULL, 10) : 0;
+    }
+    size_t pid_len = strcspn(pid_s, ".");
+    if (!all_digits(pid_s, pid_len) || (!host && pid_s + pid_len != end))
+        return 0;
+    char here[256];
+    host_name(here, sizeof here);
+    if (host && (host_len != strlen(here) || strncmp(host, here, host_len) != 0))
+        return 0; /* another machine's writer: nothing to tell whether it is gone */
+    long pid = strtol(pid_s, NULL, 10);
+    int gone = kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    gone = gone || (start && start_ticks(pid) != start); /* its pid taken by another */
+    *base_len = (size_t)(t - name);
+    return gone;
 }
 
 void hark_out_fail(hark_out *o, int err)

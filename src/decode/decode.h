@@ -158,8 +158,7 @@ int hark_segment_anomaly(const hark_segment *s);
 /* What hark_run transcribes: 16 kHz mono samples, and with them the loudness of
  * a stereo file's channels when its speakers are to be told apart (else NULL). */
 typedef struct hark_audio {
-    const float *samples;
-    size_t n;
+    const hark_source *src;
     const hark_levels *levels;
 } hark_audio;
 /* whisper.cpp's max_len with split_on_word (max_len.c): s cut between its words into

@@ -1,5 +1,5 @@
-/* The long-form loop, as openai/whisper's transcribe(): one log-mel for the
- * whole input plus 30 s of zeros; windows of 2 * n_audio_ctx frames; each
+/* The long-form loop, as openai/whisper's transcribe(): the log-mel of the
+ * whole input plus 30 s of zeros, computed window by window; windows of 2 * n_audio_ctx frames; each
  * window encoded once, decoded with temperature fallback, split into segments
  * at timestamp pairs; the seek pointer moved to the last complete pair (with
  * word timestamps, after the last word); the previous text as the next
@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "base/base.h"
 #include "audio/audio.h"
@@ -38,7 +41,8 @@ float hark_compression_ratio(const char *text)
 typedef struct loop_state {
     const hark_model *m;
     const hark_params *p;
-    float *mel, *window, *enc;
+    hark_mel_stream mel;   /* the log-mel, window by window */
+    float *window, *enc;
     int frames, content;
     hark_cross cross;
     hark_workspace ws;     /* the encoder's, reused window after window */
@@ -382,9 +386,10 @@ static int one_window(loop_state *st, hark_result *r, int seek, int end)
     const hark_model *m = st->m;
     int len = 2 * m->hp.n_audio_ctx, size = end - seek < len ? end - seek : len;
     /* inside the file, past a clip's end reads as past the file's end */
-    hark_mel_window(st->mel, st->frames, m->hp.n_mels, seek, end < st->content ? end : st->frames,
-                    len, st->window);
-    int rc = hark_encode(m, st->window, st->enc, &st->ws);
+    int rc = hark_mel_stream_window(&st->mel, seek, end < st->content ? end : st->frames, len,
+                                    st->window);
+    if (!rc)
+        rc = hark_encode(m, st->window, st->enc, &st->ws);
     if (rc)
         return rc;
     hark_cross_set(m, &st->cross, st->enc);
@@ -443,6 +448,16 @@ static void report_progress(const loop_state *st, int seek)
         st->p->callbacks.on_progress(seek / 100.0, st->content / 100.0, st->p->callbacks.on_progress_user);
 }
 
+/* A window's short-lived buffers leave holes in the heap among the segments that
+ * stay, and the heap's resident pages grew with the file (about 24 MB an hour of
+ * speech, with 1 MB in use); glibc returns the whole free pages among them. */
+static void release_free_pages(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
 static int run_windows(loop_state *st, hark_result *r)
 {
     int clips = st->p->n_clip_timestamps ? (st->p->n_clip_timestamps + 1) / 2 : 1;
@@ -456,6 +471,7 @@ static int run_windows(loop_state *st, hark_result *r)
             if (advance < 0)
                 return advance;
             seek += advance > 0 ? advance : 1;
+            release_free_pages();
             if (seek < st->content)
                 report_progress(st, seek);
         }
@@ -501,14 +517,14 @@ static int initial_prompt_tokens(const hark_model *m, const char *prompt, int **
     return k;
 }
 
-static int prepare(loop_state *st, const float *samples, size_t n, hark_error *e)
+static int prepare(loop_state *st, const hark_source *src, hark_error *e)
 {
     const hark_model *m = st->m;
-    int rc = hark_log_mel(samples, n, PAD_SAMPLES, m->hp.n_mels, st->p->n_threads, &st->mel,
-                          &st->frames, e);
+    int rc = hark_mel_stream_open(&st->mel, src, PAD_SAMPLES, m->hp.n_mels, e);
     if (rc)
         return rc;
-    st->content = (int)(n / SAMPLES_PER_FRAME);
+    st->frames = st->mel.frames;
+    st->content = (int)(src->n / SAMPLES_PER_FRAME);
     int len = 2 * m->hp.n_audio_ctx;
     st->window = malloc(sizeof(float) * (size_t)m->hp.n_mels * len);
     st->enc = hark_alloc_populated(sizeof(float) * (size_t)m->hp.n_audio_ctx * m->hp.n_audio_state);
@@ -565,14 +581,15 @@ static int check_params(const hark_model *m, const hark_params *p, hark_error *e
 }
 
 /* The language (multilingual models), then the windows, over mono 16 kHz samples. */
-static int transcribe_samples(loop_state *st, hark_result *r, const float *samples, size_t n,
-                              hark_error *e)
+static int transcribe_source(loop_state *st, hark_result *r, const hark_source *src,
+                             hark_error *e)
 {
     const hark_model *m = st->m;
-    int rc = prepare(st, samples, n, e);
+    int rc = prepare(st, src, e);
+    if (!rc && m->vocab.multilingual &&
+        (rc = hark_mel_stream_window(&st->mel, 0, st->frames, 2 * m->hp.n_audio_ctx, st->window)))
+        hark_fail_decode(e, rc, m);
     if (!rc && m->vocab.multilingual) {
-        hark_mel_window(st->mel, st->frames, m->hp.n_mels, 0, st->frames, 2 * m->hp.n_audio_ctx,
-                        st->window);
         rc = hark_select_language(m, st->p, st->window, st->enc, &st->cross, r->language,
                                   sizeof r->language, &st->lang_token, e);
         st->task_token = st->p->translate ? m->vocab.sp.translate : m->vocab.sp.transcribe;
@@ -594,8 +611,7 @@ int hark_run_observed(const hark_model *m, const hark_params *p, hark_pool *pool
 {
     loop_state st = {0};
     st.obs = obs;
-    const float *samples = in->samples;
-    size_t n = in->n;
+    const hark_source *src = in->src;
     st.m = m;
     st.dec = dec;
     st.p = p;
@@ -604,8 +620,8 @@ int hark_run_observed(const hark_model *m, const hark_params *p, hark_pool *pool
     hark_result_clear(r);
     snprintf(r->language, sizeof r->language, "en");
     r->diarized = p->diarize;
-    r->audio_seconds = (double)n / HARK_SAMPLE_RATE;
-    if (n == 0)
+    r->audio_seconds = (double)src->n / HARK_SAMPLE_RATE;
+    if (src->n == 0)
         return hark_fail(e, HARK_ERR_ARG, "no audio samples");
     int rc = check_params(m, p, e);
     if (rc)
@@ -613,17 +629,18 @@ int hark_run_observed(const hark_model *m, const hark_params *p, hark_pool *pool
     /* hark's pool splits the work (OpenBLAS's own threads are the program's to set:
      * hark.h asks for one) */
     hark_pool_use(pool);
-    float *speech = NULL;
-    size_t n_speech = 0;
+    hark_source voiced; /* with VAD: the speech alone, joined, in a temporary file */
+    hark_source_memory(&voiced, NULL, 0);
     hark_time_map map = {0};
     if (p->vad.model) {
-        rc = hark_vad_speech(p, samples, n, &speech, &n_speech, &map, e);
+        rc = hark_source_spool(&voiced, e);
+        if (!rc)
+            rc = hark_vad_speech(p, src, &voiced, &map, e);
         st.vad_map = &map;
-        samples = speech;
-        n = n_speech; /* 0: no speech found, no segments */
+        src = &voiced; /* no speech: no segments */
     }
-    if (!rc && n)
-        rc = transcribe_samples(&st, r, samples, n, e);
+    if (!rc && src->n)
+        rc = transcribe_source(&st, r, src, e);
     if ((!rc || rc == HARK_ERR_ABORTED) && join_text(r)) /* aborted: the text so far */
         rc = hark_fail(e, HARK_ERR_NOMEM, "out of memory");
     hark_cross_free(&st.cross);
@@ -631,10 +648,10 @@ int hark_run_observed(const hark_model *m, const hark_params *p, hark_pool *pool
     free(st.history);
     free(st.matching);
     free(st.carried);
-    free(st.mel);
+    hark_mel_stream_close(&st.mel);
     free(st.window);
     free(st.enc);
-    free(speech);
+    hark_source_close(&voiced);
     hark_time_map_free(&map);
     hark_pool_use(NULL);
     return rc;

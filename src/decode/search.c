@@ -648,5 +648,7 @@ int hark_fail_decode(hark_error *e, int rc, const hark_model *m)
                          "infinite values)", m->path);
     if (rc == HARK_ERR_ABORTED)
         return hark_fail(e, rc, "transcription aborted");
+    if (rc == HARK_ERR_IO)
+        return hark_fail(e, rc, "cannot read the samples back from their temporary file");
     return hark_fail(e, rc, "%s: out of memory", m->path);
 }
