@@ -4,7 +4,8 @@
  * above the diagonal, the logit lens at the last layer is the logits (its top
  * candidates equal the step's within 1e-6, and the trace's own max |diff| is at
  * most 1e-6), each token's replayed probability is the search's within 1e-4, the
- * tokens are plain transcription's, and the trace is the same for 1 and 3 threads. */
+ * tokens are plain transcription's, the trace is the same for 1 and 3 threads, and
+ * the cross-attention weights are PyTorch's within 1e-3 (check_reference). */
 #include <cJSON.h>
 
 #include "check.h"
@@ -118,6 +119,117 @@ static void check_tokens(const hark_model *m, const float *x, size_t n, const cJ
     hark_context_free(plain);
 }
 
+/* The cross-attention weights equal PyTorch's (scripts/reference/explain-reference:
+ * openai's softmax(q.k / sqrt(d_head)) over the n_audio_ctx frames, same mel, same tokens)
+ * within XATTN_TOL absolute: every layer's, head's and token's largest weight, its
+ * padding weight and its weights summed over 0.2 s spans, and the alignment heads'
+ * rows frame by frame; the argmax frame is PyTorch's for every token whose largest
+ * weight leads the second by more than 2 * XATTN_TOL (a near tie may fall either way). */
+#define XATTN_TOL 1e-3
+#define XATTN_REF "tests/data/explain/cross_attention_ref.json"
+
+static double ref_at(const cJSON *a, int l, int h, int i)
+{
+    return cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetArrayItem(a, l), h), i)->valuedouble;
+}
+
+static void check_reference(const cJSON *t)
+{
+    FILE *f = fopen(XATTN_REF, "rb");
+    if (!f) {
+        SKIP("%s absent: cross-attention not compared with PyTorch's", XATTN_REF);
+        return;
+    }
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)size + 1);
+    size_t got = text ? fread(text, 1, (size_t)size, f) : 0;
+    fclose(f);
+    if (text)
+        text[got] = 0;
+    cJSON *ref = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    CHECK(ref != NULL, "%s is not JSON", XATTN_REF);
+    if (!ref)
+        return;
+    /* the same tokens, or the fixture is of another model or decoding */
+    const cJSON *toks = cJSON_GetObjectItem(t, "tokens"), *rtoks = cJSON_GetObjectItem(ref, "tokens");
+    int P = cJSON_GetArraySize(toks), same = P == cJSON_GetArraySize(rtoks);
+    for (int i = 0; same && i < P; i++)
+        same = cJSON_GetObjectItem(cJSON_GetArrayItem(toks, i), "id")->valueint ==
+               cJSON_GetArrayItem(rtoks, i)->valueint;
+    CHECK(same, "the trace's tokens are not %s's: rerun scripts/reference/explain-reference", XATTN_REF);
+    if (!same) {
+        cJSON_Delete(ref);
+        return;
+    }
+    int frames = cJSON_GetObjectItem(ref, "frames")->valueint, span = cJSON_GetObjectItem(ref, "span")->valueint;
+    const cJSON *cross = cJSON_GetObjectItem(t, "cross");
+    double d_max = 0, d_rest = 0, d_span = 0, d_row = 0;
+    int rows = 0, argmax_bad = 0, argmax_compared = 0, L = cJSON_GetArraySize(cross);
+    for (int l = 0; l < L; l++) {
+        const cJSON *layer = cJSON_GetArrayItem(cross, l);
+        for (int h = 0; h < cJSON_GetArraySize(layer); h++) {
+            const cJSON *head = cJSON_GetArrayItem(layer, h);
+            for (int i = 0; i < P; i++) {
+                const cJSON *row = cJSON_GetArrayItem(head, i), *w = cJSON_GetObjectItem(row, "w");
+                CHECK(cJSON_GetArraySize(w) == frames, "%d frames traced, %d in the reference",
+                      cJSON_GetArraySize(w), frames);
+                if (cJSON_GetArraySize(w) != frames) {
+                    cJSON_Delete(ref);
+                    return;
+                }
+                double best = -1, sum = 0;
+                int arg = -1;
+                const cJSON *rs = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetArrayItem(
+                    cJSON_GetObjectItem(ref, "spans"), l), h), i)->child, *e = w->child;
+                for (int j = 0; j < frames; j++, e = e->next) {
+                    double v = e->valuedouble;
+                    if (v > best)
+                        best = v, arg = j;
+                    sum += v;
+                    if ((j + 1) % span == 0 || j + 1 == frames) {
+                        d_span = fmax(d_span, fabs(sum - rs->valuedouble));
+                        sum = 0, rs = rs->next;
+                    }
+                }
+                d_max = fmax(d_max, fabs(best - ref_at(cJSON_GetObjectItem(ref, "max"), l, h, i)));
+                d_rest = fmax(d_rest, fabs(cJSON_GetObjectItem(row, "rest")->valuedouble -
+                                           ref_at(cJSON_GetObjectItem(ref, "rest"), l, h, i)));
+                if (ref_at(cJSON_GetObjectItem(ref, "margin"), l, h, i) > 2 * XATTN_TOL) {
+                    argmax_compared++;
+                    argmax_bad += arg != (int)ref_at(cJSON_GetObjectItem(ref, "argmax"), l, h, i);
+                }
+            }
+        }
+    }
+    const cJSON *full;
+    cJSON_ArrayForEach(full, cJSON_GetObjectItem(ref, "rows")) {
+        int l = cJSON_GetObjectItem(full, "layer")->valueint, h = cJSON_GetObjectItem(full, "head")->valueint;
+        const cJSON *head = cJSON_GetArrayItem(cJSON_GetArrayItem(cross, l), h), *rrow;
+        int i = 0;
+        cJSON_ArrayForEach(rrow, cJSON_GetObjectItem(full, "w")) {
+            const cJSON *w = cJSON_GetObjectItem(cJSON_GetArrayItem(head, i++), "w"), *a, *b = rrow->child;
+            cJSON_ArrayForEach(a, w) {
+                if (b)
+                    d_row = fmax(d_row, fabs(a->valuedouble - b->valuedouble)), b = b->next;
+            }
+            rows++;
+        }
+    }
+    if (getenv("HARK_TEST_VERBOSE"))
+        printf("# cross-attention vs PyTorch: max |diff| largest %.3g, rest %.3g, spans %.3g, "
+               "%d alignment-head rows %.3g; argmax %d of %d differ\n",
+               d_max, d_rest, d_span, rows, d_row, argmax_bad, argmax_compared);
+    CHECK(d_max <= XATTN_TOL && d_rest <= XATTN_TOL && d_span <= XATTN_TOL,
+          "cross-attention vs PyTorch: max |diff| largest %g, rest %g, spans %g", d_max, d_rest, d_span);
+    CHECK(rows > 0 && d_row <= XATTN_TOL, "alignment heads' %d rows vs PyTorch: max |diff| %g", rows, d_row);
+    CHECK(argmax_compared > 0 && argmax_bad == 0, "argmax frame differs from PyTorch's in %d of %d rows",
+          argmax_bad, argmax_compared);
+    cJSON_Delete(ref);
+}
+
 static char *trace(const hark_model *m, int threads, const float *x, size_t n)
 {
     hark_params p = hark_default_params();
@@ -153,6 +265,8 @@ static void check_model(const char *model, const char *audio, int real)
         check_contextual(t, real);
         if (real)
             check_tokens(m, x, n, t);
+        if (real && !strcmp(model, "models/hark-en-tiny"))
+            check_reference(t);
     }
     if (real) {
         char *json3 = trace(m, 3, x, n);
