@@ -174,9 +174,8 @@ static void check_reference(const cJSON *t)
             const cJSON *head = cJSON_GetArrayItem(layer, h);
             for (int i = 0; i < P; i++) {
                 const cJSON *row = cJSON_GetArrayItem(head, i), *w = cJSON_GetObjectItem(row, "w");
-                CHECK(cJSON_GetArraySize(w) == frames, "%d frames traced, %d in the reference",
-                      cJSON_GetArraySize(w), frames);
                 if (cJSON_GetArraySize(w) != frames) {
+                    CHECK(0, "%d frames traced, %d in the reference", cJSON_GetArraySize(w), frames);
                     cJSON_Delete(ref);
                     return;
                 }
