@@ -133,12 +133,13 @@ static double ref_at(const cJSON *a, int l, int h, int i)
     return cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetArrayItem(a, l), h), i)->valuedouble;
 }
 
-static void check_reference(const cJSON *t)
+/* The PyTorch fixture, parsed (NULL: absent, said as a skip, or not JSON). */
+static cJSON *read_reference(void)
 {
     FILE *f = fopen(XATTN_REF, "rb");
     if (!f) {
         SKIP("%s absent: cross-attention not compared with PyTorch's", XATTN_REF);
-        return;
+        return NULL;
     }
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
@@ -151,59 +152,83 @@ static void check_reference(const cJSON *t)
     cJSON *ref = text ? cJSON_Parse(text) : NULL;
     free(text);
     CHECK(ref != NULL, "%s is not JSON", XATTN_REF);
-    if (!ref)
-        return;
-    /* the same tokens, or the fixture is of another model or decoding */
+    return ref;
+}
+
+/* Whether the trace decoded the fixture's tokens (else it is of another model or
+ * decoding). */
+static int same_tokens(const cJSON *t, const cJSON *ref)
+{
     const cJSON *toks = cJSON_GetObjectItem(t, "tokens"), *rtoks = cJSON_GetObjectItem(ref, "tokens");
     int P = cJSON_GetArraySize(toks), same = P == cJSON_GetArraySize(rtoks);
     for (int i = 0; same && i < P; i++)
         same = cJSON_GetObjectItem(cJSON_GetArrayItem(toks, i), "id")->valueint ==
                cJSON_GetArrayItem(rtoks, i)->valueint;
     CHECK(same, "the trace's tokens are not %s's: rerun scripts/reference/explain-reference", XATTN_REF);
-    if (!same) {
-        cJSON_Delete(ref);
-        return;
-    }
-    int frames = cJSON_GetObjectItem(ref, "frames")->valueint, span = cJSON_GetObjectItem(ref, "span")->valueint;
-    const cJSON *cross = cJSON_GetObjectItem(t, "cross");
-    double d_max = 0, d_rest = 0, d_span = 0, d_row = 0;
-    int rows = 0, argmax_bad = 0, argmax_compared = 0, L = cJSON_GetArraySize(cross);
-    for (int l = 0; l < L; l++) {
-        const cJSON *layer = cJSON_GetArrayItem(cross, l);
-        for (int h = 0; h < cJSON_GetArraySize(layer); h++) {
-            const cJSON *head = cJSON_GetArrayItem(layer, h);
-            for (int i = 0; i < P; i++) {
-                const cJSON *row = cJSON_GetArrayItem(head, i), *w = cJSON_GetObjectItem(row, "w");
-                if (cJSON_GetArraySize(w) != frames) {
-                    CHECK(0, "%d frames traced, %d in the reference", cJSON_GetArraySize(w), frames);
-                    cJSON_Delete(ref);
-                    return;
-                }
-                double best = -1, sum = 0;
-                int arg = -1;
-                const cJSON *rs = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetArrayItem(
-                    cJSON_GetObjectItem(ref, "spans"), l), h), i)->child, *e = w->child;
-                for (int j = 0; j < frames; j++, e = e->next) {
-                    double v = e->valuedouble;
-                    if (v > best)
-                        best = v, arg = j;
-                    sum += v;
-                    if ((j + 1) % span == 0 || j + 1 == frames) {
-                        d_span = fmax(d_span, fabs(sum - rs->valuedouble));
-                        sum = 0, rs = rs->next;
-                    }
-                }
-                d_max = fmax(d_max, fabs(best - ref_at(cJSON_GetObjectItem(ref, "max"), l, h, i)));
-                d_rest = fmax(d_rest, fabs(cJSON_GetObjectItem(row, "rest")->valuedouble -
-                                           ref_at(cJSON_GetObjectItem(ref, "rest"), l, h, i)));
-                if (ref_at(cJSON_GetObjectItem(ref, "margin"), l, h, i) > 2 * XATTN_TOL) {
-                    argmax_compared++;
-                    argmax_bad += arg != (int)ref_at(cJSON_GetObjectItem(ref, "argmax"), l, h, i);
-                }
-            }
+    return same;
+}
+
+/* The largest differences from the fixture, over every layer, head and token. */
+typedef struct xattn_diff {
+    double max, rest, span, row;
+    int rows, argmax_bad, argmax_compared;
+} xattn_diff;
+
+/* One row of the trace (token i of layer l, head h) against the fixture's summary
+ * of it: its largest weight and where, its weight on the padding, its span sums. */
+static void compare_row(const cJSON *ref, const cJSON *row, int l, int h, int i, xattn_diff *d)
+{
+    int frames = cJSON_GetObjectItem(ref, "frames")->valueint;
+    int span = cJSON_GetObjectItem(ref, "span")->valueint, arg = -1;
+    double best = -1, sum = 0;
+    const cJSON *rs = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetArrayItem(
+        cJSON_GetObjectItem(ref, "spans"), l), h), i)->child;
+    const cJSON *e = cJSON_GetObjectItem(row, "w")->child;
+    for (int j = 0; j < frames; j++, e = e->next) {
+        double v = e->valuedouble;
+        if (v > best)
+            best = v, arg = j;
+        sum += v;
+        if ((j + 1) % span == 0 || j + 1 == frames) {
+            d->span = fmax(d->span, fabs(sum - rs->valuedouble));
+            sum = 0, rs = rs->next;
         }
     }
-    const cJSON *full;
+    d->max = fmax(d->max, fabs(best - ref_at(cJSON_GetObjectItem(ref, "max"), l, h, i)));
+    d->rest = fmax(d->rest, fabs(cJSON_GetObjectItem(row, "rest")->valuedouble -
+                                 ref_at(cJSON_GetObjectItem(ref, "rest"), l, h, i)));
+    if (ref_at(cJSON_GetObjectItem(ref, "margin"), l, h, i) > 2 * XATTN_TOL) {
+        d->argmax_compared++;
+        d->argmax_bad += arg != (int)ref_at(cJSON_GetObjectItem(ref, "argmax"), l, h, i);
+    }
+}
+
+/* Every row's summary; 0, or -1 when a row's frame count is not the fixture's. */
+static int compare_summaries(const cJSON *t, const cJSON *ref, xattn_diff *d)
+{
+    int frames = cJSON_GetObjectItem(ref, "frames")->valueint;
+    int P = cJSON_GetArraySize(cJSON_GetObjectItem(t, "tokens"));
+    const cJSON *cross = cJSON_GetObjectItem(t, "cross");
+    for (int l = 0; l < cJSON_GetArraySize(cross); l++) {
+        const cJSON *layer = cJSON_GetArrayItem(cross, l);
+        for (int h = 0; h < cJSON_GetArraySize(layer); h++)
+            for (int i = 0; i < P; i++) {
+                const cJSON *row = cJSON_GetArrayItem(cJSON_GetArrayItem(layer, h), i);
+                int n = cJSON_GetArraySize(cJSON_GetObjectItem(row, "w"));
+                if (n != frames) {
+                    CHECK(0, "%d frames traced, %d in the reference", n, frames);
+                    return -1;
+                }
+                compare_row(ref, row, l, h, i, d);
+            }
+    }
+    return 0;
+}
+
+/* The alignment heads' rows, which the fixture holds whole. */
+static void compare_full_rows(const cJSON *t, const cJSON *ref, xattn_diff *d)
+{
+    const cJSON *cross = cJSON_GetObjectItem(t, "cross"), *full;
     cJSON_ArrayForEach(full, cJSON_GetObjectItem(ref, "rows")) {
         int l = cJSON_GetObjectItem(full, "layer")->valueint, h = cJSON_GetObjectItem(full, "head")->valueint;
         const cJSON *head = cJSON_GetArrayItem(cJSON_GetArrayItem(cross, l), h), *rrow;
@@ -212,20 +237,31 @@ static void check_reference(const cJSON *t)
             const cJSON *w = cJSON_GetObjectItem(cJSON_GetArrayItem(head, i++), "w"), *a, *b = rrow->child;
             cJSON_ArrayForEach(a, w) {
                 if (b)
-                    d_row = fmax(d_row, fabs(a->valuedouble - b->valuedouble)), b = b->next;
+                    d->row = fmax(d->row, fabs(a->valuedouble - b->valuedouble)), b = b->next;
             }
-            rows++;
+            d->rows++;
         }
     }
+}
+
+static void check_reference(const cJSON *t)
+{
+    cJSON *ref = read_reference();
+    xattn_diff d = {0};
+    if (!ref || !same_tokens(t, ref) || compare_summaries(t, ref, &d)) {
+        cJSON_Delete(ref);
+        return;
+    }
+    compare_full_rows(t, ref, &d);
     if (getenv("HARK_TEST_VERBOSE"))
         printf("# cross-attention vs PyTorch: max |diff| largest %.3g, rest %.3g, spans %.3g, "
                "%d alignment-head rows %.3g; argmax %d of %d differ\n",
-               d_max, d_rest, d_span, rows, d_row, argmax_bad, argmax_compared);
-    CHECK(d_max <= XATTN_TOL && d_rest <= XATTN_TOL && d_span <= XATTN_TOL,
-          "cross-attention vs PyTorch: max |diff| largest %g, rest %g, spans %g", d_max, d_rest, d_span);
-    CHECK(rows > 0 && d_row <= XATTN_TOL, "alignment heads' %d rows vs PyTorch: max |diff| %g", rows, d_row);
-    CHECK(argmax_compared > 0 && argmax_bad == 0, "argmax frame differs from PyTorch's in %d of %d rows",
-          argmax_bad, argmax_compared);
+               d.max, d.rest, d.span, d.rows, d.row, d.argmax_bad, d.argmax_compared);
+    CHECK(d.max <= XATTN_TOL && d.rest <= XATTN_TOL && d.span <= XATTN_TOL,
+          "cross-attention vs PyTorch: max |diff| largest %g, rest %g, spans %g", d.max, d.rest, d.span);
+    CHECK(d.rows > 0 && d.row <= XATTN_TOL, "alignment heads' %d rows vs PyTorch: max |diff| %g", d.rows, d.row);
+    CHECK(d.argmax_compared > 0 && d.argmax_bad == 0, "argmax frame differs from PyTorch's in %d of %d rows",
+          d.argmax_bad, d.argmax_compared);
     cJSON_Delete(ref);
 }
 
