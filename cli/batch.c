@@ -130,13 +130,6 @@ static void catch_signals(void)
 
 /* ---- progress, on stderr */
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* 3725 s -> "1:02:05", 65 s -> "1:05". */
 static void clock_text(double s, char *out, size_t n)
 {
@@ -166,7 +159,7 @@ static void bar_draw(batch *b)
     bar[WIDTH] = 0;
     clock_text(seconds, audio, sizeof audio);
     if (files > 0)
-        clock_text((now() - b->t0) / files * ((double)b->n - files), eta, sizeof eta);
+        clock_text((hark_now_s() - b->t0) / files * ((double)b->n - files), eta, sizeof eta);
     fprintf(stderr, "\r[%s] %zu/%zu files, %s audio, ETA %s\033[K", bar, b->finished, b->n, audio,
             eta);
     b->bar_shown = 1;
@@ -285,7 +278,7 @@ static int write_outputs(worker_arg *w, item *it)
         rc = hark_write_output(w->ctx, b->fmt[f], &b->o->layout, path, err, sizeof err);
     }
     if (!rc)
-        log_file(b, it, "done", hark_audio_seconds(w->ctx), now() - w->t0);
+        log_file(b, it, "done", hark_audio_seconds(w->ctx), hark_now_s() - w->t0);
     writes_end();
     if (rc)
         fail_file(b, it, err);
@@ -401,13 +394,13 @@ static void *worker(void *arg)
 {
     worker_arg *w = arg;
     for (size_t i; (i = take(w->b)) < w->b->n;) {
-        w->t0 = now();
+        w->t0 = hark_now_s();
         w->it = &w->b->v[i];
         w->printed = 0;
         int ok = transcribe_one(w, w->it);
         if (!ok && !atomic_load(&g_stop))
-            log_file(w->b, w->it, "failed", 0, now() - w->t0);
-        finish(w, w->it, ok, hark_audio_seconds(w->ctx), now() - w->t0);
+            log_file(w->b, w->it, "failed", 0, hark_now_s() - w->t0);
+        finish(w, w->it, ok, hark_audio_seconds(w->ctx), hark_now_s() - w->t0);
     }
     return NULL;
 }
@@ -628,7 +621,7 @@ static int plan(batch *b, list *l)
 
 static void summary(const batch *b)
 {
-    double wall = now() - b->t0;
+    double wall = hark_now_s() - b->t0;
     char rtf[48] = "";
     if (b->audio > 0)
         snprintf(rtf, sizeof rtf, ", real-time factor %.3f", wall / b->audio);
@@ -642,7 +635,7 @@ static void log_end(batch *b)
 {
     char err[4200];
     cli_record r = {.status = "end", .model = b->model_id, .options = b->options_id,
-                    .audio = b->audio, .wall = now() - b->t0};
+                    .audio = b->audio, .wall = hark_now_s() - b->t0};
     if (b->ledger && cli_ledger_append(b->ledger, &r, err, sizeof err) && !b->ledger_failed++)
         fprintf(stderr, "hark: %s\n", err);
 }
@@ -693,7 +686,7 @@ static void batch_free(batch *b, list *l)
 
 int cli_run_batch(const cli_options *o, char **inputs, int n)
 {
-    batch b = {.o = o, .t0 = now(), .lock = PTHREAD_MUTEX_INITIALIZER};
+    batch b = {.o = o, .t0 = hark_now_s(), .lock = PTHREAD_MUTEX_INITIALIZER};
     list l = {0};
     cli_collect_inputs(&l, inputs, n, o->recursive);
     b.report = !o->quiet && !o->dry_run && (o->out_dir || l.n > 1 || l.any_dir);

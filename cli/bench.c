@@ -30,6 +30,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "base/base.h"
 #include "cli.h"
 
 enum { PROBE_RUNS = 10 }; /* best of: a busy machine interrupts some runs */
@@ -58,13 +59,6 @@ typedef struct bench_result {
 } bench_result;
 
 /* ------------------------------------------------------------ timing */
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static double peak_rss_mb(void)
 {
@@ -104,7 +98,7 @@ static double time_stream_sum(const uint64_t *data, size_t n, int n_threads)
     pthread_t tid[CLI_MAX_THREADS]; /* -t's bound */
     sum_slice slice[CLI_MAX_THREADS];
     int started[CLI_MAX_THREADS] = {0};
-    double t0 = now_ms();
+    double t0 = 1e3 * hark_now_s();
     for (int t = 0; t < n_threads; t++) {
         size_t lo = n * t / n_threads, hi = n * (t + 1) / n_threads;
         slice[t] = (sum_slice){data + lo, hi - lo, 0};
@@ -117,7 +111,7 @@ static double time_stream_sum(const uint64_t *data, size_t n, int n_threads)
     for (int t = 1; t < n_threads; t++)
         if (started[t])
             pthread_join(tid[t], NULL);
-    double ms = now_ms() - t0;
+    double ms = 1e3 * hark_now_s() - t0;
     for (int t = 0; t < n_threads; t++)
         probe_sink += slice[t].sum;
     return ms;
@@ -148,11 +142,11 @@ static double probe_bandwidth_gbs(size_t mb, int n_threads)
  * RSS and frees the model; prints the error and returns 1 on failure. */
 static int measure_model(const bench_options *o, bench_result *r)
 {
-    double t0 = now_ms();
+    double t0 = 1e3 * hark_now_s();
     hark_model *m = cli_load_model(&o->cli);
     if (!m)
         return 1;
-    r->model_load_ms = now_ms() - t0;
+    r->model_load_ms = 1e3 * hark_now_s() - t0;
     int rc = hark_bench_model(m, o->cli.params.n_threads, o->reps, &r->st);
     r->load_ms = r->model_load_ms + r->st.first_logits_ms;
     r->peak_rss_mb = peak_rss_mb();
@@ -326,14 +320,14 @@ static void print_audio(const bench_options *o, double audio_s, double wall_s, d
 
 static int bench_audio(const bench_options *o)
 {
-    double t0 = now_ms();
+    double t0 = 1e3 * hark_now_s();
     hark_model *m = cli_load_model(&o->cli);
     if (!m)
         return 1;
     hark_context *ctx = hark_context_new(m, &o->cli.params);
-    double load_ms = now_ms() - t0, t1 = now_ms();
+    double load_ms = 1e3 * hark_now_s() - t0, t1 = 1e3 * hark_now_s();
     int rc = ctx ? hark_transcribe_file(ctx, o->audio) : HARK_ERR_NOMEM;
-    double wall_s = (now_ms() - t1) / 1e3;
+    double wall_s = (1e3 * hark_now_s() - t1) / 1e3;
     if (rc)
         fprintf(stderr, "hark: %s\n", ctx ? hark_last_error(ctx) : "out of memory for a context");
     else

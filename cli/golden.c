@@ -326,13 +326,6 @@ static double baseline_wer_of(const cJSON *baseline, const char *name)
 
 /* ------------------------------------------------------------ transcribing and scoring */
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* The transcript as `hark FILE` prints it, its lines joined by spaces: what
  * a golden file is usually made from. */
 static char *hypothesis_of(const hark_context *ctx)
@@ -350,12 +343,12 @@ static char *hypothesis_of(const hark_context *ctx)
 
 static void transcribe_case(hark_context *ctx, test_case *c)
 {
-    double t0 = now_seconds();
+    double t0 = hark_now_s();
     if (hark_transcribe_file(ctx, c->audio) != 0)
         c->error = dup_str(hark_last_error(ctx));
     else
         c->hypothesis = hypothesis_of(ctx);
-    c->seconds = now_seconds() - t0;
+    c->seconds = hark_now_s() - t0;
 }
 
 /* A file without a hypothesis scores as an empty one: every word deleted. */

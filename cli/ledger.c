@@ -70,11 +70,7 @@ cli_ledger *cli_ledger_open(const char *out_dir, const char *shard, const char *
         snprintf(err, errlen, "out of memory for the ledger");
         return NULL;
     }
-    if (gethostname(lg->host, sizeof lg->host - 1) != 0)
-        snprintf(lg->host, sizeof lg->host, "unknown");
-    for (char *c = lg->host; *c; c++)
-        if (*c == '/')
-            *c = '_';
+    hark_host_name(lg->host, sizeof lg->host);
     snprintf(lg->shard, sizeof lg->shard, "%s", shard);
     snprintf(lg->balance, sizeof lg->balance, "%s", balance);
     shard_tag(shard, tag, sizeof tag);

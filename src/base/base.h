@@ -89,6 +89,11 @@ int hark_memory_short(double bytes, double *available);
  * files and settings apart; chains, so a hash can span several pieces. */
 uint64_t hark_hash(uint64_t h, const void *data, size_t n);
 
+/* Seconds on the monotonic clock (clock.c): for timings, only differences count. */
+double hark_now_s(void);
+/* This host's name, for file names (temporaries, ledgers): no '/', never empty. */
+void hark_host_name(char *h, size_t n);
+
 /* ------------------------------------------------------------ numbers */
 
 typedef enum {

@@ -178,8 +178,7 @@ static unsigned long long start_ticks(long pid)
     return t;
 }
 
-/* This host's name for temporary names: no '/', never empty. */
-static void host_name(char *h, size_t n)
+void hark_host_name(char *h, size_t n)
 {
     if (gethostname(h, n) != 0 || !h[0])
         snprintf(h, n, "localhost");
@@ -194,7 +193,7 @@ static void host_name(char *h, size_t n)
 int hark_out_open(hark_out *o, const char *path, hark_error *e)
 {
     char host[256];
-    host_name(host, sizeof host);
+    hark_host_name(host, sizeof host);
     size_t n = strlen(path) + strlen(host) + 64;
     *o = (hark_out){path, malloc(n), NULL, 0};
     if (!o->tmp)
@@ -241,7 +240,7 @@ int hark_out_stale(const char *name, size_t *base_len)
     if (!all_digits(pid_s, pid_len) || (!host && pid_s + pid_len != end))
         return 0;
     char here[256];
-    host_name(here, sizeof here);
+    hark_host_name(here, sizeof here);
     if (host && (host_len != strlen(here) || strncmp(host, here, host_len) != 0))
         return 0; /* another machine's writer: nothing to tell whether it is gone */
     long pid = strtol(pid_s, NULL, 10);
