@@ -127,6 +127,7 @@ $(B)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c $(LIB_SRC) $(HDRS)
 	@mkdir -p $(@D)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) -Iinclude -Isrc -Icli $(PKG_CFLAGS) \
 	  -o $@ tests/fuzz/fuzz_model.c $(LIB_SRC) $(LDLIBS)
+# (http.c is hark serve's whole reading of requests, pure code: conn.c feeds it the bytes)
 $(B)/fuzz/fuzz_http: tests/fuzz/fuzz_http.c cli/http.c cli/http.h
 	@mkdir -p $(@D)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) -Icli \

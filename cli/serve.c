@@ -3,18 +3,15 @@
  * /v1/audio/translations with a multipart/form-data body whose "file" is the
  * audio (and optionally response_format, language, prompt, temperature,
  * timestamp_granularities[], and whisper.cpp's fields that hark has),
- * GET /health.  One model, loaded once; -j N requests are served at once (one
- * by default), each in a fresh context with the options hark serve was started
- * with; SIGINT or SIGTERM stops taking requests and lets those begun finish (a
- * second one stops them too). */
+ * GET /health.  One model, loaded once; -j N requests are transcribed at once
+ * (one by default), each in a fresh context with the options hark serve was
+ * started with.  The connections (reading, limits, queueing, writing, stopping
+ * on SIGINT or SIGTERM) are conn.c's; here are the routes and their handlers. */
 #include <arpa/inet.h>
 #include <cJSON.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "conn.h"
 #include "http.h"
 #include "serve_api.h"
 #include "face.h"
@@ -42,7 +40,12 @@ const char cli_serve_usage[] =
     "                       (default 127.0.0.1)\n"
     "  --port N             port (default 8080; 0: any free one, printed)\n"
     "  --max-upload-mb N    larger bodies are refused with 413 (default 256)\n"
-    "  -j, --jobs N         requests served at once (default 1)\n"
+    "  -j, --jobs N         transcriptions at once (default 1)\n"
+    "  --queue N            whole requests waiting for one of them; more are answered\n"
+    "                       503 with Retry-After (default 16)\n"
+    "  --max-connections N  open at once, in all (default 512); --max-per-peer N: from\n"
+    "                       one address (default 64).  At either, a new one takes the\n"
+    "                       place of the oldest still sending its head, or gets 503\n"
     "  --timeout N          a request's head within N s, its body at 1 kB/s after N s,\n"
     "                       and no N s without a byte (408 otherwise; default 30)\n"
     "  --api-key KEY        transcription needs \"Authorization: Bearer KEY\" (repeatable)\n"
@@ -58,17 +61,16 @@ typedef struct server {
     cli_options o;
     const char *host;
     int port, listener, max_upload_mb;
-    http_limits limits;
+    conn_limits limits;
     hark_model *model;
     hark_params params;
     char *keys[MAX_KEYS]; /* API keys; none: no authentication */
     char cors[300];       /* "Access-Control-Allow-Origin: ...\r\n", or "" */
-    atomic_int running;   /* workers not yet ended */
     int n_keys;
 } server;
 
 /* An error as OpenAI's API words one: {"error": {"message": ..., "type": ...}}. */
-static void respond_error(int fd, int status, const char *message)
+static void respond_error(conn *c, int status, const char *extra, const char *message)
 {
     cJSON *root = cJSON_CreateObject(), *err = cJSON_AddObjectToObject(root, "error");
     cJSON_AddStringToObject(err, "message", message);
@@ -77,9 +79,15 @@ static void respond_error(int fd, int status, const char *message)
         cJSON_AddStringToObject(err, "code", "invalid_api_key");
     char *body = cJSON_PrintUnformatted(root);
     const char *text = body ? body : "{\"error\":{\"message\":\"out of memory\"}}";
-    http_respond(fd, status, "application/json", text, strlen(text));
+    conn_answer(c, status, extra, "application/json", text, strlen(text));
     free(body);
     cJSON_Delete(root);
+}
+
+static int error_status(conn *c, int status, const char *message)
+{
+    respond_error(c, status, NULL, message);
+    return status;
 }
 
 /* The upload under a temporary name (what it is comes from its bytes, for
@@ -116,76 +124,71 @@ static void upload_error(const hark_context *ctx, const char *tmp, const char *n
         snprintf(out, n, "%s", e);
 }
 
-/* Set by a second SIGINT or SIGTERM: the transcriptions under way stop too. */
-static atomic_int g_stop_now;
-
-/* Whether the peer has closed its end (given up waiting): the rest of its
- * transcription would be for nobody. */
-static int peer_gone(int fd)
-{
-    char c;
-    ssize_t k = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    return k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
-}
-
 /* should_abort: the peer is gone, or the server is to stop at once. */
 static int stop_transcribing(void *user)
 {
-    return atomic_load(&g_stop_now) || peer_gone(*(const int *)user);
+    return conn_stopping_now() || conn_peer_gone(user);
 }
 
-static int transcribe(const server *s, int fd, const http_request *r)
+/* The form's file and fields into p; NULL, or why the request is refused (400). */
+static const char *read_form(const server *s, const http_request *r, form_field *file,
+                             request_options *q, hark_params *p)
 {
+    const char *bad = http_form_field(r, "file", file)
+                          ? "the body holds no \"file\": send multipart/form-data with the audio "
+                            "as its \"file\" field"
+                          : serve_request_options(r, q, p);
+    p->translate |= !strcmp(r->path, "/v1/audio/translations");
+    if (!bad && p->translate && !hark_model_is_multilingual(s->model))
+        bad = "this server's model is English-only: it cannot translate";
+    return bad;
+}
+
+/* POST /inference, /v1/audio/transcriptions, /v1/audio/translations: on a worker. */
+static int transcribe(void *app, conn *c)
+{
+    const server *s = app;
+    const http_request *r = conn_request(c);
     form_field file;
     request_options q;
     hark_params p = s->params;
     char path[512], msg[700];
-    const char *bad = http_form_field(r, "file", &file)
-                          ? "the body holds no \"file\": send multipart/form-data with the audio "
-                            "as its \"file\" field"
-                          : serve_request_options(r, &q, &p);
-    p.translate |= !strcmp(r->path, "/v1/audio/translations");
-    if (!bad && p.translate && !hark_model_is_multilingual(s->model))
-        bad = "this server's model is English-only: it cannot translate";
-    if (bad) {
-        respond_error(fd, 400, bad);
-        return 400;
-    }
-    if (save_upload(&file, path, sizeof path)) {
-        respond_error(fd, 500, "cannot store the upload in the temporary directory");
-        return 500;
-    }
+    const char *bad = read_form(s, r, &file, &q, &p);
+    if (bad)
+        return error_status(c, 400, bad);
+    if (save_upload(&file, path, sizeof path))
+        return error_status(c, 500, "cannot store the upload in the temporary directory");
     p.callbacks.should_abort = stop_transcribing;
-    p.callbacks.should_abort_user = &fd;
+    p.callbacks.should_abort_user = c;
     hark_context *ctx = hark_context_new(s->model, &p);
     int rc = ctx ? hark_transcribe_file(ctx, path) : HARK_ERR_NOMEM;
     unlink(path);
     int status = rc == 0 ? 200 : rc == HARK_ERR_NOMEM ? 500 : 400;
-    if (rc == HARK_ERR_ABORTED && peer_gone(fd)) {
+    if (rc == HARK_ERR_ABORTED && !conn_stopping_now()) {
         status = 499; /* nginx's "client closed request", for the log: nobody to answer */
     } else if (rc == HARK_ERR_ABORTED) {
-        respond_error(fd, status = 503, "the server is stopping: send the file again later");
+        status = error_status(c, 503, "the server is stopping: send the file again later");
     } else if (rc) {
         if (ctx)
             upload_error(ctx, path, file.filename, msg, sizeof msg);
-        respond_error(fd, status, ctx ? msg : "out of memory");
+        error_status(c, status, ctx ? msg : "out of memory");
     } else {
         const char *type;
         char *body = serve_render(ctx, q.format, &p, &s->o.layout, &type);
         if (body)
-            http_respond(fd, 200, type, body, strlen(body));
+            conn_answer(c, 200, NULL, type, body, strlen(body));
         else
-            respond_error(fd, status = 500, "out of memory");
+            status = error_status(c, 500, "out of memory");
         free(body);
     }
     hark_context_free(ctx);
     return status;
 }
 
-static int is_transcription(const http_request *r)
+static int is_transcription(const char *path)
 {
-    return !strcmp(r->path, "/inference") || !strcmp(r->path, "/v1/audio/transcriptions") ||
-           !strcmp(r->path, "/v1/audio/translations");
+    return !strcmp(path, "/inference") || !strcmp(path, "/v1/audio/transcriptions") ||
+           !strcmp(path, "/v1/audio/translations");
 }
 
 /* a == b, in a time that tells nothing of where they first differ. */
@@ -200,12 +203,13 @@ static int same_secret(const char *a, const char *b)
     return diff == 0;
 }
 
-/* NULL when the request may go on: no keys, an endpoint that needs none (the
- * others answer 404, 405 or /health's status), or "Bearer KEY" with one of the
- * keys; else why not. */
-static const char *unauthorized(const server *s, const http_request *r)
+/* For the routes that need a key (CONN_KEY): NULL when the request may go on
+ * (no keys, or "Bearer KEY" with one of them), else why not.  Asked as soon as
+ * the head is in, before any body is read. */
+static const char *unauthorized(void *app, const http_request *r)
 {
-    if (!s->n_keys || !is_transcription(r) || strcmp(r->method, "POST"))
+    const server *s = app;
+    if (!s->n_keys)
         return NULL;
     const char *v = r->authorization;
     if (!*v)
@@ -233,69 +237,59 @@ static const char HOME_PAGE[] =
     "curl -F file=@talk.wav -F response_format=srt http://HOST:PORT/v1/audio/transcriptions"
     "</pre>\n</body></html>\n";
 
-static int route(const server *s, int fd, const http_request *r)
+static int home(void *app, conn *c)
 {
-    int transcription = is_transcription(r);
-    int health = !strcmp(r->path, "/health");
-    if ((transcription || health) && *s->cors && !strcmp(r->method, "OPTIONS")) {
-        /* a browser's preflight: what it may send (OpenAI's SDK: Authorization) */
-        http_respond_with(fd, 204, "Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n"
-                          "Access-Control-Allow-Headers: authorization, content-type\r\n"
-                          "Access-Control-Max-Age: 600\r\n", "text/plain", "", 0);
-        return 204;
-    }
-    if (health && !strcmp(r->method, "GET")) {
-        http_respond(fd, 200, "application/json", "{\"status\":\"ok\"}", 15);
-        return 200;
-    }
-    if (!strcmp(r->path, "/") && !strcmp(r->method, "GET")) {
-        http_respond(fd, 200, "text/html; charset=utf-8", HOME_PAGE, sizeof HOME_PAGE - 1);
-        return 200;
-    }
-    if (transcription && !strcmp(r->method, "POST"))
-        return transcribe(s, fd, r);
-    int status = transcription || health ? 405 : 404;
-    respond_error(fd, status, status == 405 ? "method not allowed: POST /inference, "
-                  "/v1/audio/transcriptions and /v1/audio/translations, GET /health"
-                  : "no such endpoint: POST /inference, POST /v1/audio/transcriptions, "
-                  "POST /v1/audio/translations, GET /health");
-    return status;
+    (void)app;
+    conn_answer(c, 200, NULL, "text/html; charset=utf-8", HOME_PAGE, sizeof HOME_PAGE - 1);
+    return 200;
 }
 
-/* The peer's text made safe to log: no control characters or escapes. */
-static void printable(char *text)
+static int health(void *app, conn *c)
 {
-    for (char *c = text; *c; c++)
-        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-            *c = '?';
+    (void)app;
+    conn_answer(c, 200, NULL, "application/json", "{\"status\":\"ok\"}", 15);
+    return 200;
 }
 
-/* One connection from peer (its address): a request, its answer, a line on stderr. */
-static void serve_one(const server *s, int fd, const char *peer)
+/* What no route takes: 405 for a known path, 404 for the others. */
+static int unrouted(void *app, conn *c)
 {
-    struct timeval limit = {s->limits.timeout_s, 0}; /* a peer that stops reading is dropped */
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
-    http_request r;
-    char why[200];
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int status = http_read_head(fd, &s->limits, &r, why, sizeof why);
-    const char *denied = status ? NULL : unauthorized(s, &r);
-    if (denied) /* refused before its body is stored */
-        respond_error(fd, status = 401, denied);
-    else if (status || (status = http_read_body(fd, &r, why, sizeof why)))
-        respond_error(fd, status, why);
-    else
-        status = route(s, fd, &r);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    printable(r.method);
-    printable(r.path);
-    if (!s->o.quiet)
-        fprintf(stderr, "hark: %s %s %s %d (%.2f s)\n", peer, *r.method ? r.method : "-",
-                *r.path ? r.path : "-", status,
-                (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
-    http_request_free(&r);
+    (void)app;
+    const char *path = conn_request(c)->path;
+    if (is_transcription(path) || !strcmp(path, "/health"))
+        return error_status(c, 405, "method not allowed: POST /inference, "
+                            "/v1/audio/transcriptions and /v1/audio/translations, GET /health");
+    return error_status(c, 404, "no such endpoint: POST /inference, POST /v1/audio/transcriptions, "
+                        "POST /v1/audio/translations, GET /health");
 }
+
+/* OPTIONS, a browser's preflight (with --cors; 405 without): what it may send
+ * (OpenAI's SDK: Authorization). */
+static int preflight(void *app, conn *c)
+{
+    const server *s = app;
+    if (!*s->cors)
+        return unrouted(app, c);
+    conn_answer(c, 204, "Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n"
+                "Access-Control-Allow-Headers: authorization, content-type\r\n"
+                "Access-Control-Max-Age: 600\r\n", "text/plain", "", 0);
+    return 204;
+}
+
+/* The routes: a transcription, on a worker once its body is in (and its key
+ * checked before); the rest, short and bodiless, answered on the connection
+ * thread.  Another endpoint is a line here. */
+static const conn_route ROUTES[] = {
+    {"POST", "/inference", CONN_WORKER | CONN_KEY, transcribe},
+    {"POST", "/v1/audio/transcriptions", CONN_WORKER | CONN_KEY, transcribe},
+    {"POST", "/v1/audio/translations", CONN_WORKER | CONN_KEY, transcribe},
+    {"GET", "/health", 0, health},
+    {"GET", "/", 0, home},
+    {"OPTIONS", "/inference", 0, preflight},
+    {"OPTIONS", "/v1/audio/transcriptions", 0, preflight},
+    {"OPTIONS", "/v1/audio/translations", 0, preflight},
+    {"OPTIONS", "/health", 0, preflight},
+};
 
 /* A socket bound to addr and listening; -1 with errno set if not. */
 static int bound_socket(const struct addrinfo *addr)
@@ -304,7 +298,7 @@ static int bound_socket(const struct addrinfo *addr)
     if (fd < 0)
         return -1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, addr->ai_addr, addr->ai_addrlen) == 0 && listen(fd, 16) == 0)
+    if (bind(fd, addr->ai_addr, addr->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0)
         return fd;
     int saved = errno;
     close(fd);
@@ -361,70 +355,14 @@ static int listen_on(server *s)
     return fd;
 }
 
-/* A worker: connections one after another until the listener is shut down. */
-static void *accept_loop(void *arg)
-{
-    server *s = arg;
-    for (;;) {
-        struct sockaddr_storage a;
-        socklen_t len = sizeof a;
-        char peer[NI_MAXHOST];
-        int fd = accept(s->listener, (struct sockaddr *)&a, &len);
-        if (fd < 0 && (errno == EINVAL || errno == EBADF)) {
-            atomic_fetch_sub(&s->running, 1); /* shut down: stopping */
-            return NULL;
-        }
-        if (fd < 0) { /* a connection reset before it was taken, out of descriptors... */
-            nanosleep(&(struct timespec){0, 10000000}, NULL);
-            continue;
-        }
-        if (getnameinfo((struct sockaddr *)&a, len, peer, sizeof peer, NULL, 0, NI_NUMERICHOST))
-            snprintf(peer, sizeof peer, "-");
-        serve_one(s, fd, peer);
-        http_linger(fd);
-        close(fd);
-    }
-}
-
-/* Waits for the workers to end; a second SIGINT or SIGTERM meanwhile stops the
- * transcriptions under way (systemd's stop, say, should not wait out an hour of
- * audio). */
-static void await_workers(pthread_t *t, int n, atomic_int *running, const sigset_t *stop)
-{
-    struct timespec tick = {0, 100000000};
-    while (atomic_load(running) > 0)
-        if (sigtimedwait(stop, NULL, &tick) > 0)
-            atomic_store(&g_stop_now, 1);
-    for (int i = 0; i < n; i++)
-        pthread_join(t[i], NULL);
-}
-
-/* -j workers accept on the listener; this thread waits for SIGINT or SIGTERM,
- * then shuts the listener, which ends each worker after its request. */
+/* Serves until SIGINT or SIGTERM (conn.c). */
 static void serve(server *s)
 {
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL); /* the workers inherit the mask */
-    int n = s->o.jobs > 0 ? s->o.jobs : 1, started = 0, sig;
-    pthread_t *t = calloc((size_t)n, sizeof *t);
-    while (t && started < n) {
-        atomic_fetch_add(&s->running, 1); /* before the worker may end */
-        if (pthread_create(&t[started], NULL, accept_loop, s)) {
-            atomic_fetch_sub(&s->running, 1);
-            break;
-        }
-        started++;
-    }
-    if (started)
-        sigwait(&stop, &sig);
-    else
-        fprintf(stderr, "hark: serve: cannot start a worker thread\n");
-    shutdown(s->listener, SHUT_RDWR);
-    await_workers(t, started, &s->running, &stop);
-    free(t);
+    s->limits.workers = s->o.jobs > 0 ? s->o.jobs : 1;
+    conn_app app = {.app = s, .routes = ROUTES, .n_routes = sizeof ROUTES / sizeof *ROUTES,
+                    .unrouted = unrouted, .unauthorized = unauthorized, .error = respond_error,
+                    .quiet = s->o.quiet};
+    conn_serve(s->listener, &s->limits, &app);
 }
 
 /* Where hark serve's integer option a goes, and its range; NULL for another option. */
@@ -438,6 +376,12 @@ static int *int_option(server *s, const char *a, int *lo, int *hi)
         return *lo = 1, *hi = 4096, &s->max_upload_mb;
     if (!strcmp(a, "--timeout"))
         return *lo = 1, *hi = 3600, &s->limits.timeout_s;
+    if (!strcmp(a, "--queue"))
+        return *lo = 0, *hi = 4096, &s->limits.queue;
+    if (!strcmp(a, "--max-connections"))
+        return *lo = 1, *hi = 100000, &s->limits.max_connections;
+    if (!strcmp(a, "--max-per-peer"))
+        return *lo = 1, *hi = 100000, &s->limits.max_per_peer;
     return NULL;
 }
 
@@ -549,7 +493,8 @@ static void free_keys(server *s)
 
 int cli_serve_main(int argc, char **argv)
 {
-    server s = {.host = "127.0.0.1", .port = 8080, .max_upload_mb = 256, .limits.timeout_s = 30};
+    server s = {.host = "127.0.0.1", .port = 8080, .max_upload_mb = 256,
+                .limits = {.timeout_s = 30, .queue = 16, .max_connections = 512, .max_per_peer = 64}};
     cli_default_options(&s.o);
     int rc = parse(&s, argc, argv);
     if (rc) {
