@@ -66,6 +66,11 @@ $(B)/san/tests/%: tests/%.c $(SAN_LIB_OBJ) $(HDRS)
 	@mkdir -p $(@D)
 	@echo "  CC $@"; $(CC) $(WARN) $(SAN_FLAGS) -Iinclude -Isrc -Icli $(PKG_CFLAGS) -o $@ $< $(filter %.o,$^) $(LDLIBS)
 
+# test_serve.sh's storm of slow peers, and a peer that half-closes
+$(B)/tests/peers: tests/cli/peers.c
+	@mkdir -p $(@D)
+	@echo "  CC $@"; $(CC) $(WARN) $(CFLAGS) -o $@ $<
+
 # The CLI reference, generated from the option table (test_cli.sh fails when the
 # committed one differs).
 docs: $(B)/hark
@@ -89,7 +94,7 @@ test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) test-build
 	@bash tests/run.sh
 
-test-build: all $(TESTS) $(B)/san/hark $(SAN_TESTS)
+test-build: all $(TESTS) $(B)/san/hark $(SAN_TESTS) $(B)/tests/peers
 test-fast: test-build
 	@bash tests/run.sh
 
