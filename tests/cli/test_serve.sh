@@ -221,7 +221,7 @@ grep -q 'Sanitizer' "$TMP/log4" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/lo
 # stored, and answered whole: a body sent without waiting for 100 Continue is read and
 # dropped); /health and the 404s need none
 printf '  k-file-1  \n\n\tk-file-2\r\n' >"$TMP/keys"
-"$HARK" serve --port 0 --timeout 2 --api-key k-arg --api-key-file "$TMP/keys" --cors https://app.example \
+"$HARK" serve --port 0 --timeout 2 --max-per-peer 2 --api-key k-arg --api-key-file "$TMP/keys" --cors https://app.example \
     2>"$TMP/log3" &
 pid3=$!
 URL3=$(url_of "$TMP/log3")
@@ -249,6 +249,14 @@ expect_eq "over-size, no key: 401 first" "$(raw "${URL3##*:}" 'POST /inference H
 expect_eq "over-size, a key: 413" "$(raw "${URL3##*:}" 'POST /inference HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k-arg\r\nContent-Length: 999999999999\r\n\r\n' | cut -d'|' -f1)" \
     "HTTP/1.1 413 Content Too Large"
 expect_eq "/health without a key" "$(post "$URL3/health")" 200
+# --max-per-peer 2: a third connection takes the place of the oldest still sending its head,
+# which is answered 503 with Retry-After
+exec 5<>"/dev/tcp/127.0.0.1/${URL3##*:}"; printf 'GET /health HTTP/1.1\r\n' >&5
+exec 6<>"/dev/tcp/127.0.0.1/${URL3##*:}"; printf 'GET /health HTTP/1.1\r\n' >&6
+expect_eq "a third connection" "$(post "$URL3/health")" 200
+expect_eq "the oldest gave way" "$(timeout 5 cat <&5 | tr -d '\r' | grep '^HTTP\|^Retry-After\|error' | tr '\n' '|')" \
+    'HTTP/1.1 503 Service Unavailable|Retry-After: 5|{"error":{"message":"too many connections: try again later","type":"server_error"}}|'
+exec 5<&- 6<&-
 # --cors ORIGIN: every answer allows the origin (a 401's too, so that the page can read it),
 # and a browser's preflight (no key: browsers send none) is answered 204
 headers() { curl -s -D - -o /dev/null "$@" | tr -d '\r' | grep -i '^HTTP/\|^access-control' | tr '\n' '|'; }
@@ -354,7 +362,11 @@ if [ -x "$PEERS" ]; then
     [ $right -ge 2 ] && ok || bad "100 uploads: only $right transcribed"
     sleep 1 # the last lingering closes
     rss1=$(rss)
-    [ $((rss1 - rss0)) -le 10240 ] && ok || bad "RSS after the storm: $rss0 kB before, $rss1 kB after"
+    # (ASan keeps freed memory in its quarantine, 256 MB: there, LeakSanitizer's report at
+    # the exit, checked below, stands for this)
+    if [ -z "${HARK_SANITIZED:-}" ]; then
+        [ $((rss1 - rss0)) -le 10240 ] && ok || bad "RSS after the storm: $rss0 kB before, $rss1 kB after"
+    fi
     expect_eq "no upload left by the storm" "$(ls "$TMP/up5" | wc -l)" 0
     kill -TERM $pid5; wait $pid5; expect_eq "the storm: SIGTERM" $? 0
     grep -q 'Sanitizer' "$TMP/log5" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log5" | head)" || ok
