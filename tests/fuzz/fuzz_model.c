@@ -1,7 +1,9 @@
 /* libFuzzer target: arbitrary bytes as a ggml file (a Whisper model and a Silero
- * VAD model), a safetensors file (in a Hugging Face directory with the test
- * model's JSON files), and an audio file.
- * Build: make fuzz; run: build/fuzz/fuzz_model -max_total_time=60 */
+ * VAD model), a safetensors file (in a Hugging Face directory with the JSON
+ * files of tests/fuzz/tiny, an 8-wide model that loads in a millisecond), and
+ * an audio file.  Its files live in $TMPDIR (else /tmp), in hark-fuzz-PID*.
+ * Build: make fuzz; run from the repository's root:
+ *   build/fuzz/fuzz_model -max_total_time=60 NEW_DIR tests/fuzz/corpus/model */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +13,7 @@
 
 #include "face.h"
 
-static char dir[64], stdir[80], ggml[128], st[128], wav[128];
+static char dir[200], stdir[220], ggml[260], st[260], wav[260];
 
 static void write_file(const char *path, const uint8_t *data, size_t size)
 {
@@ -22,17 +24,21 @@ static void write_file(const char *path, const uint8_t *data, size_t size)
     }
 }
 
+/* A file of tests/fuzz/tiny into the directory to; without it the target would
+ * fuzz nothing but "no such file", so it stops. */
 static void copy_to(const char *to, const char *name)
 {
     char src[256], dst[256], *buf;
     size_t n;
     hark_error e;
-    snprintf(src, sizeof src, "tests/data/tiny-random/hf-f32/%s", name);
+    snprintf(src, sizeof src, "tests/fuzz/tiny/%s", name);
     snprintf(dst, sizeof dst, "%s/%s", to, name);
-    if (hark_read_file(src, &buf, &n, &e) == 0) {
-        write_file(dst, (const uint8_t *)buf, n);
-        free(buf);
+    if (hark_read_file(src, &buf, &n, &e)) {
+        fprintf(stderr, "fuzz_model: %s (run it from the repository's root)\n", e.msg);
+        exit(1);
     }
+    write_file(dst, (const uint8_t *)buf, n);
+    free(buf);
 }
 
 static void copy(const char *name)
@@ -44,7 +50,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
     setenv("HARK_FFMPEG", "", 1); /* libsndfile's code is fuzzed, not a process per input */
-    snprintf(dir, sizeof dir, "/tmp/hark-fuzz-%d", (int)getpid());
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/hark-fuzz-%d", tmp && *tmp ? tmp : "/tmp", (int)getpid());
     mkdir(dir, 0700);
     snprintf(stdir, sizeof stdir, "%s-st", dir);
     mkdir(stdir, 0700);
