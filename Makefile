@@ -125,7 +125,9 @@ install: all
 # compute kernels there without instrumentation: no parser reaches their
 # arithmetic, the sanitized twin (build/san) checks them, and instrumented they
 # take 90 of the build's 120 s.
-FUZZ_PKGS = clang libclang-rt-dev
+# libclang-rt-dev: libFuzzer and the sanitizers' runtimes (clang only recommends them);
+# llvm: llvm-symbolizer, for the file and line in a sanitizer's report
+FUZZ_PKGS = clang libclang-rt-dev llvm
 FUZZ_CC = clang
 FUZZ_FLAGS = -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
              -fno-omit-frame-pointer $(WARN) -Iinclude -Isrc -Icli $(PKG_CFLAGS)
