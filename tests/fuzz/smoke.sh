@@ -23,7 +23,9 @@ failed=0
 report() {
     local file
     file=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$3" | tail -n 1)
-    grep -E -A 14 'ERROR: |runtime error|==[0-9]+==|SUMMARY' "$3" | head -n 40
+    # from the first report to its summary line
+    awk '/ERROR: |runtime error:/ { on = 1 } on { print; if (/^SUMMARY:/) exit }' "$3" |
+        head -n 40
     echo "FAIL fuzz_$1: $2${file:+: input $file}"
     [ -n "$file" ] && echo "  replay: $B/fuzz/fuzz_$1 $file; once fixed, commit it as" \
         "tests/fuzz/corpus/$1/crash-NAME"
@@ -35,7 +37,7 @@ smoke() {
     local t=$1 bin=$B/fuzz/fuzz_$1 corpus=tests/fuzz/corpus/$1 log=$tmp/$1.log t0=$SECONDS
     local files=("$corpus"/*)
     if ! "$bin" "${COMMON[@]}" "${files[@]}" >"$log" 2>&1; then
-        report "$t" "a corpus file" "$log"
+        report "$t" "corpus file $(sed -n 's/^Running: //p' "$log" | tail -n 1)" "$log"
         return
     fi
     echo "ok fuzz_$t: ${#files[@]} corpus files, each once"
