@@ -1,9 +1,11 @@
 /* libFuzzer target: arbitrary bytes as a ggml file (a Whisper model and a Silero
  * VAD model), a safetensors file (in a Hugging Face directory with the JSON
  * files of tests/fuzz/tiny, an 8-wide model that loads in a millisecond), and
- * an audio file.  Its files live in $TMPDIR (else /tmp), in hark-fuzz-PID*.
+ * an audio file, read from its path and from a pipe.  Its files live in
+ * $TMPDIR (else /tmp), in hark-fuzz-PID*.
  * Build: make fuzz; run from the repository's root:
  *   build/fuzz/fuzz_model -max_total_time=60 NEW_DIR tests/fuzz/corpus/model */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +90,38 @@ static void fuzz_hf_text(const uint8_t *data, size_t size)
         copy(name);
 }
 
+/* An audio file as --diarize reads it: a stereo file's loudness too. */
+static void read_audio(const char *path)
+{
+    float *x = NULL;
+    size_t n;
+    hark_levels lv;
+    hark_error e;
+    if (hark_audio_read_levels(path, &x, &n, &lv, &e) == 0) {
+        hark_levels_speaker(&lv, 0, (double)n / HARK_SAMPLE_RATE);
+        hark_levels_free(&lv);
+        free(x);
+    }
+}
+
+/* The same bytes from a pipe, as from stdin: known by their first bytes, then
+ * spooled (stream.c).  The pipe is widened to hold the input; larger ones skip. */
+static void read_piped_audio(const uint8_t *data, size_t size)
+{
+    int p[2];
+    char path[64];
+    if (pipe(p))
+        return;
+    fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
+    fcntl(p[1], F_SETFL, O_NONBLOCK); /* a full pipe fails the write, not blocks it */
+    int whole = write(p[1], data, size) == (ssize_t)size;
+    close(p[1]);
+    snprintf(path, sizeof path, "/dev/fd/%d", p[0]);
+    if (whole)
+        read_audio(path);
+    close(p[0]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[512];
@@ -98,14 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     write_file(st, data, size);
     hark_model_free(hark_model_load(stdir, err, sizeof err));
     write_file(wav, data, size);
-    float *x = NULL;
-    size_t n;
-    hark_levels lv; /* --diarize's reading: a stereo file's loudness too */
-    hark_error e;
-    if (hark_audio_read_levels(wav, &x, &n, &lv, &e) == 0) {
-        hark_levels_speaker(&lv, 0, (double)n / HARK_SAMPLE_RATE);
-        hark_levels_free(&lv);
-        free(x);
-    }
+    read_audio(wav);
+    read_piped_audio(data, size);
     return 0;
 }
