@@ -2,10 +2,11 @@
  * VAD model), a safetensors file (in a Hugging Face directory with the JSON
  * files of tests/fuzz/tiny, an 8-wide model that loads in a millisecond), and
  * an audio file, read from its path and from a pipe.  Its files live in
- * $TMPDIR (else /tmp), in hark-fuzz-PID*.
+ * $TMPDIR (else /tmp), in hark-fuzz-PID*, removed when it exits.
  * Build: make fuzz; run from the repository's root:
  *   build/fuzz/fuzz_model -max_total_time=60 NEW_DIR tests/fuzz/corpus/model */
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,19 @@ static void copy(const char *name)
     copy_to(dir, name);
 }
 
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* At a normal exit (a crash keeps them, beside its input): the two directories. */
+static void remove_dirs(void)
+{
+    nftw(dir, remove_one, 4, FTW_DEPTH | FTW_PHYS);
+    nftw(stdir, remove_one, 4, FTW_DEPTH | FTW_PHYS);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
@@ -67,6 +81,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     snprintf(ggml, sizeof ggml, "%s/model.bin", dir);
     snprintf(st, sizeof st, "%s-st/model.safetensors", dir);
     snprintf(wav, sizeof wav, "%s/audio.wav", dir);
+    atexit(remove_dirs);
     return 0;
 }
 
