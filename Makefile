@@ -154,7 +154,7 @@ $(B)/fuzz/fuzz_http: tests/fuzz/fuzz_http.c cli/http.c cli/http.h
 fuzz-smoke: deps
 	@$(call install_missing,$(FUZZ_PKGS),--no-install-recommends)
 	@$(MAKE) --no-print-directory -j$(NPROC) fuzz
-	@bash tests/fuzz/smoke.sh
+	@B=$(B) bash tests/fuzz/smoke.sh
 
 clean:
 	rm -rf $(B)
