@@ -34,7 +34,7 @@ TESTS = $(TEST_SRC:tests/%.c=$(B)/tests/%)
 SAN_TESTS = $(TEST_SRC:tests/%.c=$(B)/san/tests/%)
 HDRS = $(wildcard include/*.h src/*.h src/*/*.h cli/*.h tests/*.h)
 
-.PHONY: all deps test test-build test-fast test-cluster demo install clean fuzz docs
+.PHONY: all deps test test-build test-fast test-cluster demo install clean fuzz fuzz-smoke docs
 all: $(B)/hark $(B)/libhark.a $(B)/libhark.so
 
 $(B)/obj/%.o: %.c $(HDRS)
@@ -122,21 +122,45 @@ install: all
 	cp -r models/silero-vad $(DESTDIR)$(PREFIX)/share/hark/
 
 # Coverage-guided fuzzing of the model and audio parsers and of hark serve's HTTP
-# (clang's libFuzzer):
+# (clang's libFuzzer; docs/testing.md#fuzzing):
 #   make fuzz && LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp \
-#     build/fuzz/fuzz_model -max_total_time=300 CORPUS_DIR
-# (seeded with a ggml, a safetensors and small WAV/FLAC/Ogg files, it reaches libvorbis's
-# own leak on a damaged Ogg file within seconds: lsan.supp says why it is not hark's)
+#     build/fuzz/fuzz_model -max_total_time=300 CORPUS_DIR tests/fuzz/corpus/model
+# (lsan.supp: libvorbis's own leak on a damaged Ogg file, and why it is not hark's).
+# The library's objects are built once, in parallel, into build/fuzz/obj; the
+# compute kernels there without instrumentation: no parser reaches their
+# arithmetic, the sanitized twin (build/san) checks them, and instrumented they
+# take 90 of the build's 120 s.
+# libclang-rt-dev: libFuzzer and the sanitizers' runtimes (clang only recommends them);
+# llvm: llvm-symbolizer, for the file and line in a sanitizer's report
+FUZZ_PKGS = clang libclang-rt-dev llvm
+FUZZ_CC = clang
+FUZZ_FLAGS = -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+             -fno-omit-frame-pointer $(WARN) -Iinclude -Isrc -Icli $(PKG_CFLAGS)
+FUZZ_PLAIN = $(wildcard src/kernels/q8dot.c src/kernels/simd.c src/kernels/gemm512.c \
+                        src/kernels/attn64.c)
+FUZZ_LIB_OBJ = $(LIB_SRC:%.c=$(B)/fuzz/obj/%.o)
+FUZZ_PLAIN_OBJ = $(FUZZ_PLAIN:%.c=$(B)/fuzz/obj/%.o)
+
 fuzz: $(B)/fuzz/fuzz_model $(B)/fuzz/fuzz_http
-$(B)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c $(LIB_SRC) $(HDRS)
+$(B)/fuzz/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) -Iinclude -Isrc -Icli $(PKG_CFLAGS) \
-	  -o $@ tests/fuzz/fuzz_model.c $(LIB_SRC) $(LDLIBS)
+	@echo "  FUZZCC $@"; $(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+$(FUZZ_PLAIN_OBJ): $(B)/fuzz/obj/%.o: %.c $(HDRS)
+	@mkdir -p $(@D)
+	@echo "  FUZZCC $@ (plain)"; $(FUZZ_CC) -g -O1 $(WARN) -Iinclude -Isrc $(PKG_CFLAGS) -c $< -o $@
+$(B)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c $(FUZZ_LIB_OBJ) $(HDRS)
+	@echo "  FUZZCC $@"; $(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(LDLIBS)
 # (http.c is hark serve's whole reading of requests, pure code: conn.c feeds it the bytes)
 $(B)/fuzz/fuzz_http: tests/fuzz/fuzz_http.c cli/http.c cli/http.h
 	@mkdir -p $(@D)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined $(WARN) -Icli \
-	  -o $@ tests/fuzz/fuzz_http.c cli/http.c
+	@echo "  FUZZCC $@"; $(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ tests/fuzz/fuzz_http.c cli/http.c
+
+# Every fuzz target over its committed corpus (tests/fuzz/corpus/): each file
+# once, then a bounded, seeded run (tests/fuzz/smoke.sh); .ci/run runs it.
+fuzz-smoke: deps
+	@$(call install_missing,$(FUZZ_PKGS),--no-install-recommends)
+	@$(MAKE) --no-print-directory -j$(NPROC) fuzz
+	@B=$(B) bash tests/fuzz/smoke.sh
 
 clean:
 	rm -rf $(B)
