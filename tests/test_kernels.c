@@ -510,6 +510,122 @@ static void test_gemm512(void)
     CHECK(worst_linear < 1e-5, "linear packed path differs by %g", worst_linear);
 }
 
+/* Error bounds of the lower precisions against exact sums, per output y_ir =
+ * sum_k x_ik w_rk with A = sum_k |x_ik| |w_rk|:
+ *   bf16: x and w each rounded to 8 significant bits (relative 2^-8), so each
+ *         product is off by at most 2^-7 of itself, and f32 sums add k 2^-24:
+ *         |err| <= (2^-7 + (k + 2) 2^-24) A;
+ *   int8: x off by at most half its row's step sx (max |x_i| / 127), w by half
+ *         its row's step sw: |err| <= sum_k (|x_ik| sw + |w_rk| sx + sx sw / 2) / 2,
+ *         plus a few f32 roundings of the result (2^-20 A);
+ * and for both, the rounding of the bias's addition, 2^-23 (|b_r| + A).
+ * The vector kernels against their C twins: int8 the same bits, bf16 within
+ * the summation's k 2^-23 A. */
+static double lowp_bound(hark_precision prec, const float *x, const float *w, int k, double *mag)
+{
+    double a = 0, sx = 0, sw = 0, sum_x = 0, sum_w = 0;
+    for (int c = 0; c < k; c++) {
+        a += fabs((double)x[c] * w[c]);
+        sx = fmax(sx, fabsf(x[c])), sw = fmax(sw, fabsf(w[c]));
+        sum_x += fabsf(x[c]), sum_w += fabsf(w[c]);
+    }
+    *mag = a;
+    if (prec == HARK_PREC_BF16)
+        return (ldexp(1, -7) + (k + 2) * ldexp(1, -24)) * a;
+    sx /= 127, sw /= 127; /* the steps */
+    return (sum_x * sw + sum_w * sx + k * sx * sw / 2) / 2 + ldexp(1, -20) * a;
+}
+
+typedef struct lowp_errors {
+    double vs_exact;    /* worst error / its bound against double sums */
+    double vs_portable; /* worst |native - C| / A */
+    int same_bits;      /* int8: native and C agree bit for bit */
+} lowp_errors;
+
+/* One shape: packed product (bias, no GELU) against double sums, and the
+ * native kernels (with GELU) against the portable C. */
+static void lowp_case(lowp_errors *e, hark_precision prec, hark_dtype t, int m, int rows, int cols)
+{
+    float *wf, *x = malloc(sizeof(float) * m * cols), *bias = malloc(sizeof(float) * rows);
+    float *y = malloc(sizeof(float) * m * rows), *yc = malloc(sizeof(float) * m * rows);
+    void *w = random_weights(t, rows, cols, &wf);
+    for (int i = 0; i < m * cols; i++)
+        x[i] = frand() * (i % 7 == 0 ? 4.0f : 1.0f); /* some outliers, as activations have */
+    for (int r = 0; r < rows; r++)
+        bias[r] = frand();
+    hark_weight hw = {w, t, rows, cols};
+    hark_packed p;
+    CHECK(hark_pack(&p, &hw, prec) == 0, "pack");
+    hark_lowp_product(y, rows, x, m, &p, 0, rows, bias, 0);
+    for (int i = 0; i < m; i++)
+        for (int r = 0; r < rows; r++) {
+            double exact = bias[r], mag;
+            for (int c = 0; c < cols; c++)
+                exact += (double)x[i * cols + c] * wf[r * cols + c];
+            double bound = lowp_bound(prec, x + i * cols, wf + r * cols, cols, &mag);
+            bound += ldexp(1, -23) * (fabs(bias[r]) + mag) + 1e-30;
+            e->vs_exact = fmax(e->vs_exact, fabs(y[i * rows + r] - exact) / bound);
+        }
+    hark_linear_packed(y, x, m, &p, bias, 1);
+    hark_precision_force_portable(1);
+    hark_linear_packed(yc, x, m, &p, bias, 1);
+    hark_precision_force_portable(0);
+    e->same_bits &= memcmp(y, yc, sizeof(float) * m * rows) == 0;
+    for (int i = 0; i < m; i++)
+        for (int r = 0; r < rows; r++) {
+            double mag;
+            lowp_bound(prec, x + i * cols, wf + r * cols, cols, &mag);
+            e->vs_portable = fmax(e->vs_portable, fabs(y[i * rows + r] - yc[i * rows + r]) / (mag + 1e-30));
+        }
+    hark_packed_free(&p);
+    free(w), free(wf), free(x), free(bias), free(y), free(yc);
+}
+
+/* Odd shapes and tails: rows under 16 and past a panel, columns odd (padded to
+ * pairs, quads), past a slice (512 bf16, 1024 int8), rows of x past a tile
+ * (12) and a chunk (192). */
+static void test_lowp(hark_precision prec)
+{
+    const int shapes[][3] = {/* m, rows, cols */
+                             {1, 1, 1},     {3, 5, 7},      {13, 33, 19},  {25, 65, 130},
+                             {200, 47, 513}, {7, 32, 1030}, {195, 70, 1100}, {12, 17, 2053}};
+    lowp_errors e = {0, 0, 1};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        lowp_case(&e, prec, s % 2 ? HARK_F16 : HARK_F32, shapes[s][0], shapes[s][1], shapes[s][2]);
+    const char *how = hark_precision_native(prec) ? "native" : "portable C";
+    printf("%s products (%s, %s kernels): worst error %.2f of its bound, %.2g of sum |x w| from "
+           "the C\n", hark_precision_name(prec), how, hark_kernels_name(), e.vs_exact, e.vs_portable);
+    CHECK(e.vs_exact <= 1.0, "%s error %.3f of its bound", hark_precision_name(prec), e.vs_exact);
+    if (prec == HARK_PREC_INT8)
+        CHECK(e.same_bits, "int8 vector and C kernels differ");
+    else
+        CHECK(e.vs_portable <= 2100 * ldexp(1, -23), "bf16 vector and C differ by %g", e.vs_portable);
+}
+
+/* The same products on 1 and 3 threads: the same bits. */
+static void test_lowp_threads(hark_precision prec)
+{
+    int m = 301, rows = 300, cols = 200;
+    float *wf, *x = malloc(sizeof(float) * m * cols);
+    float *one = malloc(sizeof(float) * m * rows), *three = malloc(sizeof(float) * m * rows);
+    void *w = random_weights(HARK_F16, rows, cols, &wf);
+    for (int i = 0; i < m * cols; i++)
+        x[i] = frand();
+    hark_weight hw = {w, HARK_F16, rows, cols};
+    hark_packed p;
+    CHECK(hark_pack(&p, &hw, prec) == 0, "pack");
+    hark_linear_packed(one, x, m, &p, NULL, 1);
+    hark_pool *pool = hark_pool_new(3);
+    hark_pool_use(pool);
+    hark_linear_packed(three, x, m, &p, NULL, 1);
+    hark_pool_use(NULL);
+    hark_pool_free(pool);
+    CHECK(memcmp(one, three, sizeof(float) * m * rows) == 0, "%s: 1 and 3 threads differ",
+          hark_precision_name(prec));
+    hark_packed_free(&p);
+    free(w), free(wf), free(x), free(one), free(three);
+}
+
 int main(void)
 {
     /* every kernel set this CPU runs, fastest first, against the portable twins */
@@ -537,6 +653,10 @@ int main(void)
         test_linear_gelu();
         test_attention();
         test_gemm512();
+        for (hark_precision p = HARK_PREC_BF16; p <= HARK_PREC_INT8; p++) {
+            test_lowp(p);
+            test_lowp_threads(p);
+        }
     }
     return check_summary("kernels");
 }

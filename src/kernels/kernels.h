@@ -169,4 +169,60 @@ void hark_attention(float *out, const float *q, const float *k, const float *v,
                     int nq, int nk, int d, int n_head, int causal_offset, float *scratch);
 void hark_add(float *y, const float *x, size_t n);
 
+/* ------------------------------------------------------------ lower precisions */
+/* The encoder's products in bf16 or int8 (lowp.c, lowp512.c): the weights packed
+ * once, the activations converted per block of rows, sums in f32 (bf16) or int32
+ * (int8).  AVX512_BF16's vdpbf16ps and AVX512_VNNI's vpdpbusd where the CPU has
+ * them and the AVX-512 set is in use; elsewhere portable C doing the same
+ * arithmetic (int8: the same bits; bf16: the same products, summed in another
+ * order), slower than f32. */
+typedef enum { HARK_PREC_F32, HARK_PREC_BF16, HARK_PREC_INT8 } hark_precision;
+enum { HARK_PACK_PANEL = 32 }; /* weight rows a panel interleaves */
+typedef struct hark_packed {
+    hark_precision prec;
+    int rows, cols, kp; /* kp: cols padded to pairs (bf16) or quads (int8) with zeros */
+    /* panels of 32 rows (rows past the last zero): bf16 [kp / 2][32][2] uint16,
+     * int8 [kp / 4][32][4] int8 */
+    void *data;
+    float *scale;  /* int8: w[r][k] ~ q[r][k] * scale[r], scale = max |w[r]| / 127 */
+    int32_t *comp; /* int8: 128 * sum_k q[r][k], what the activations' u8 offset adds */
+} hark_packed;
+/* Packs w (any stored type) for prec (bf16 or int8): 0, or HARK_ERR_NOMEM. */
+int hark_pack(hark_packed *p, const hark_weight *w, hark_precision prec);
+void hark_packed_free(hark_packed *p);
+size_t hark_packed_bytes(const hark_packed *p);
+/* Whether this CPU runs prec's instructions with the kernel set in use (f32: 1). */
+int hark_precision_native(hark_precision prec);
+/* Tests: 1 makes the lower precisions run their portable C even where native. */
+void hark_precision_force_portable(int on);
+const char *hark_precision_name(hark_precision prec); /* "f32", "bf16", "int8" */
+/* The precision the calling thread's encoder products run in (as hark_pool_use):
+ * f32 unless set. */
+void hark_precision_use(hark_precision prec);
+hark_precision hark_precision_current(void);
+/* y[i][r] (row stride ldy) = x_i . w_r for i < m and rows [r0, r0 + nr) of p
+ * (r0 a multiple of 32), then + bias[r] (bias points at r0's, or NULL) and GELU
+ * when gelu; x [m][p->cols] contiguous.  Each output's sum runs over k in one
+ * fixed order, so any split of rows and outputs gives the same bits. */
+void hark_lowp_product(float *y, int ldy, const float *x, int m, const hark_packed *p, int r0,
+                       int nr, const float *bias, int gelu);
+/* The chunk kernels behind it (lowp512.c: native; 0 when this build or CPU has
+ * none): y (+)= x . panels over kc columns from c0, x already converted, mc rows
+ * at stride ldx; int8 sums land in y's memory as int32. */
+int hark_lowp512_bf16(float *y, int ldy, const uint16_t *x, int ldx, int mc, const uint16_t *panels,
+                      int kp, int nr);
+int hark_lowp512_int8(int32_t *y, int ldy, const uint8_t *x, int ldx, int mc, const int8_t *panels,
+                      int kp, int nr);
+/* Activation rows converted as the kernels take them (vectorised where the
+ * AVX-512 set runs, the same bits as the C): bf16 by round to nearest even;
+ * int8 as u8 = round(x / s) + 128 with s = max |x_i| / 127 per row, in sx. */
+void hark_lowp_to_bf16(uint16_t *dst, int ldd, const float *x, int ldx, int m, int k);
+void hark_lowp_to_u8(uint8_t *dst, int ldd, float *sx, const float *x, int ldx, int m, int k);
+/* Their AVX-512 forms (lowp512.c; 0 when this build has none). */
+int hark_lowp512_to_bf16(uint16_t *dst, int ldd, const float *x, int ldx, int m, int k);
+int hark_lowp512_to_u8(uint8_t *dst, int ldd, float *sx, const float *x, int ldx, int m, int k);
+/* Products by a packed weight over the thread pool (ops.c): as hark_linear. */
+void hark_linear_packed(float *y, const float *x, int m, const hark_packed *p, const float *b,
+                        int gelu);
+
 #endif

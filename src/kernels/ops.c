@@ -34,6 +34,7 @@ typedef struct linear_job {
     int m_tile;   /* activation rows per tile (grid) */
     const int8_t *xq; /* block-quantised weights: x quantised (hark_q8_quantize) */
     const float *d8, *s8;
+    const hark_packed *packed; /* bf16 / int8 weights (hark_linear_packed) */
 } linear_job;
 
 static int ceil_div(int a, int b)
@@ -271,6 +272,30 @@ static void linear(float *y, const float *x, int m, const hark_weight *w, const 
     int m_tiles = ceil_div(MIN_TILES, job.n_blocks), most = ceil_div(m, MIN_M_TILE);
     job.m_tile = even_chunk(m, m_tiles < most ? m_tiles : most);
     hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, gemm_tile, &job, work);
+}
+
+/* A tile of a product by a packed bf16 or int8 weight. */
+static void lowp_tile(void *arg, int i)
+{
+    const linear_job *j = arg;
+    int r0, nr, m0, mm;
+    tile_bounds(j, i, &r0, &nr, &m0, &mm);
+    hark_lowp_product(j->y + (size_t)m0 * j->w->rows + r0, j->w->rows, j->x + (size_t)m0 * j->w->cols,
+                      mm, j->packed, r0, nr, j->b ? j->b + r0 : NULL, j->gelu);
+}
+
+/* The packed f32 path's grid (its outputs, too, are sums over k in an order
+ * no split changes). */
+void hark_linear_packed(float *y, const float *x, int m, const hark_packed *p, const float *b,
+                        int gelu)
+{
+    if (m <= 0)
+        return;
+    hark_weight shape = {NULL, HARK_F32, p->rows, p->cols};
+    linear_job job = {.y = y, .x = x, .m = m, .w = &shape, .b = b, .gelu = gelu, .packed = p};
+    packed_grid(&job);
+    hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, lowp_tile, &job,
+                  (size_t)m * p->rows * p->cols);
 }
 
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)

@@ -31,26 +31,42 @@ static size_t block_floats(int n, int d, int n_head)
     return (size_t)n * d * 5 + hark_attention_scratch(n, n, n_head);
 }
 
-/* One pre-LN self-attention block over x[n][d] (in place); layer l shown to probe. */
-static void encoder_block(const hark_block *b, float *x, int n, int d, int n_head, float *buf,
-                          const hark_probe *probe, int l)
+/* y = x . W^T + bias (then GELU) in f32, or by W's packed form pk when the
+ * thread's precision is lower (pk not NULL). */
+static void product(float *y, const float *x, int n, const hark_weight *w, const float *bias,
+                    int gelu, const hark_packed *pk)
 {
+    if (pk)
+        hark_linear_packed(y, x, n, pk, bias, gelu);
+    else if (gelu)
+        hark_linear_gelu(y, x, n, w, bias);
+    else
+        hark_linear(y, x, n, w, bias);
+}
+
+/* One pre-LN self-attention block over x[n][d] (in place); layer l shown to
+ * probe; pk: the layer's packed q, k, v, o, fc1, fc2, or NULL (f32). */
+static void encoder_block(const hark_block *b, float *x, int n, int d, int n_head, float *buf,
+                          const hark_probe *probe, int l, const hark_packed *pk)
+{
+#define PK(i) (pk ? &pk[i] : NULL)
     float *h = buf, *q = h + (size_t)n * d, *k = q + (size_t)n * d, *v = k + (size_t)n * d;
     float *att = v + (size_t)n * d, *mlp = q;
     float *scores = att + (size_t)n * d;
     hark_layer_norm(h, x, n, d, b->attn.ln_w, b->attn.ln_b);
-    hark_linear(q, h, n, &b->attn.q, b->attn.q_b);
-    hark_linear(k, h, n, &b->attn.k, NULL);
-    hark_linear(v, h, n, &b->attn.v, b->attn.v_b);
+    product(q, h, n, &b->attn.q, b->attn.q_b, 0, PK(0));
+    product(k, h, n, &b->attn.k, NULL, 0, PK(1));
+    product(v, h, n, &b->attn.v, b->attn.v_b, 0, PK(2));
     if (probe)
         probe->encoder_qk(probe->user, l, q, k, n);
     hark_attention(att, q, k, v, n, n, d, n_head, -1, scores);
-    hark_linear(h, att, n, &b->attn.o, b->attn.o_b);
+    product(h, att, n, &b->attn.o, b->attn.o_b, 0, PK(3));
     hark_add(x, h, (size_t)n * d);
     hark_layer_norm(h, x, n, d, b->mlp_ln_w, b->mlp_ln_b);
-    hark_linear_gelu(mlp, h, n, &b->fc1, b->fc1_b);
-    hark_linear(h, mlp, n, &b->fc2, b->fc2_b);
+    product(mlp, h, n, &b->fc1, b->fc1_b, 1, PK(4));
+    product(h, mlp, n, &b->fc2, b->fc2_b, 0, PK(5));
     hark_add(x, h, (size_t)n * d);
+#undef PK
 }
 
 float *hark_workspace_get(hark_workspace *ws, size_t n)
@@ -91,13 +107,16 @@ int hark_encode_probed(const hark_model *m, const float *mel, float *out, hark_w
     if (!all)
         return HARK_ERR_NOMEM;
     float *cols = all, *h1 = cols + cols_size, *buf = all;
+    /* NULL (f32) unless the thread's precision is lower and its packing succeeds */
+    const hark_packed *pk = hark_model_packed(m, hark_precision_current());
     im2col(cols, mel, frames, hp->n_mels, 1, frames, 1);
-    hark_linear_gelu(h1, cols, frames, &m->conv1, m->conv1_b);
+    product(h1, cols, frames, &m->conv1, m->conv1_b, 1, pk);
     im2col(cols, h1, frames, d, 2, n, 0);
-    hark_linear_gelu(out, cols, n, &m->conv2, m->conv2_b);
+    product(out, cols, n, &m->conv2, m->conv2_b, 1, pk ? pk + 1 : NULL);
     hark_add(out, m->enc_pos, (size_t)n * d);
     for (int l = 0; l < hp->n_audio_layer; l++)
-        encoder_block(&m->enc[l], out, n, d, hp->n_audio_head, buf, probe, l);
+        encoder_block(&m->enc[l], out, n, d, hp->n_audio_head, buf, probe, l,
+                      pk ? pk + 2 + HARK_ENC_PACKED * l : NULL);
     hark_layer_norm(out, out, n, d, m->enc_ln_w, m->enc_ln_b);
     hark_workspace_free(&own);
     return 0;

@@ -1,0 +1,82 @@
+/* The encoder's matrices packed for bf16 or int8 products (kernels/lowp.c),
+ * made once per model and precision on first use and kept until the model is
+ * freed: a model is shared read-only by contexts on many threads, so the
+ * first one to ask packs, under a lock, and the others wait for it. */
+#include "model/model.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+struct hark_packed_cache {
+    pthread_mutex_t lock;
+    hark_packed *sets[3]; /* by hark_precision; [0] (f32) unused */
+    int n;                /* matrices in each set */
+};
+
+hark_packed_cache *hark_packed_cache_new(void)
+{
+    hark_packed_cache *c = calloc(1, sizeof *c);
+    if (c)
+        pthread_mutex_init(&c->lock, NULL);
+    return c;
+}
+
+static void free_set(hark_packed *set, int n)
+{
+    for (int i = 0; set && i < n; i++)
+        hark_packed_free(&set[i]);
+    free(set);
+}
+
+void hark_packed_cache_free(hark_packed_cache *c)
+{
+    if (!c)
+        return;
+    for (int p = 0; p < 3; p++)
+        free_set(c->sets[p], c->n);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* conv1, conv2, then each layer's q, k, v, o, fc1, fc2. */
+static hark_packed *pack_encoder(const hark_model *m, hark_precision prec, int n)
+{
+    hark_packed *set = calloc((size_t)n, sizeof *set);
+    int rc = set ? 0 : -1;
+    for (int i = 0; !rc && i < n; i++) {
+        const hark_block *b = i >= 2 ? &m->enc[(i - 2) / HARK_ENC_PACKED] : NULL;
+        const hark_weight *all[HARK_ENC_PACKED] = {
+            b ? &b->attn.q : NULL, b ? &b->attn.k : NULL, b ? &b->attn.v : NULL,
+            b ? &b->attn.o : NULL, b ? &b->fc1 : NULL,    b ? &b->fc2 : NULL};
+        const hark_weight *w = i == 0 ? &m->conv1 : i == 1 ? &m->conv2 : all[(i - 2) % HARK_ENC_PACKED];
+        rc = hark_pack(&set[i], w, prec);
+    }
+    if (rc) {
+        free_set(set, n);
+        return NULL;
+    }
+    return set;
+}
+
+const hark_packed *hark_model_packed(const hark_model *m, hark_precision prec)
+{
+    hark_packed_cache *c = m->packed;
+    if (!c || prec == HARK_PREC_F32)
+        return NULL;
+    pthread_mutex_lock(&c->lock);
+    c->n = 2 + HARK_ENC_PACKED * m->hp.n_audio_layer;
+    if (!c->sets[prec])
+        c->sets[prec] = pack_encoder(m, prec, c->n);
+    hark_packed *set = c->sets[prec];
+    pthread_mutex_unlock(&c->lock);
+    return set;
+}
+
+size_t hark_model_packed_bytes(const hark_model *m, hark_precision prec)
+{
+    const hark_packed *set = hark_model_packed(m, prec);
+    size_t bytes = 0;
+    for (int i = 0; set && i < 2 + HARK_ENC_PACKED * m->hp.n_audio_layer; i++)
+        bytes += hark_packed_bytes(&set[i]);
+    return bytes;
+}
