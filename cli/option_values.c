@@ -94,6 +94,16 @@ int cli_take_task(cli_options *o, const cli_option *opt, const char *v)
     return 0;
 }
 
+int cli_take_precision(cli_options *o, const cli_option *opt, const char *v)
+{
+    (void)opt;
+    int p = hark_precision_parse(v);
+    if (p < 0)
+        return -1;
+    o->params.precision = p;
+    return 0;
+}
+
 /* openai's; hark has the CPU alone */
 int cli_take_device(cli_options *o, const cli_option *opt, const char *v)
 {

@@ -279,11 +279,14 @@ static void run_hark_linear(const sgemm_probe *p)
 
 /* ------------------------------------------------------------ hark.h */
 
-int hark_bench_model(const hark_model *m, int n_threads, int reps, hark_bench_stages *r)
+int hark_bench_model(const hark_model *m, int n_threads, int reps, int precision,
+                     hark_bench_stages *r)
 {
     memset(r, 0, sizeof *r);
     hark_pool *pool = hark_pool_new(n_threads);
     hark_pool_use(pool);
+    hark_precision_use(hark_precision_resolve(precision));
+    r->precision = hark_precision_name(hark_precision_current());
     bench_state s;
     double t0 = 1e3 * hark_now_s();
     /* first logits: one step against the zeroed cross K/V, before any encoder pass */
@@ -297,8 +300,25 @@ int hark_bench_model(const hark_model *m, int n_threads, int reps, hark_bench_st
     r->weight_type = hark_dtype_name(m->dec[0].fc1.type);
     state_free(&s);
     hark_pool_use(NULL);
+    hark_precision_use(HARK_PREC_F32);
     hark_pool_free(pool);
     return rc ? HARK_ERR_NOMEM : 0;
+}
+
+double hark_bench_encoder_ms(const hark_model *m, int n_threads, int reps, int precision)
+{
+    hark_pool *pool = hark_pool_new(n_threads);
+    hark_pool_use(pool);
+    hark_precision_use(hark_precision_resolve(precision));
+    bench_state s;
+    double ms = -1;
+    if (state_init(&s, m, n_threads, reps < 1 ? 1 : reps) == 0 && time_encoder(&s) >= 0)
+        ms = median_stage(&s, STAGE_ENCODER, 1);
+    state_free(&s);
+    hark_pool_use(NULL);
+    hark_precision_use(HARK_PREC_F32);
+    hark_pool_free(pool);
+    return ms;
 }
 
 double hark_bench_sgemm_gflops(int n, int n_threads, int tiles)

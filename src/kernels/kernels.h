@@ -176,10 +176,10 @@ void hark_add(float *y, const float *x, size_t n);
  * them and the AVX-512 set is in use; elsewhere portable C doing the same
  * arithmetic (int8: the same bits; bf16: the same products, summed in another
  * order), slower than f32. */
-typedef enum { HARK_PREC_F32, HARK_PREC_BF16, HARK_PREC_INT8 } hark_precision;
+typedef enum { HARK_PREC_F32, HARK_PREC_BF16, HARK_PREC_INT8 } hark_prec;
 enum { HARK_PACK_PANEL = 32 }; /* weight rows a panel interleaves */
 typedef struct hark_packed {
-    hark_precision prec;
+    hark_prec prec;
     int rows, cols, kp; /* kp: cols padded to pairs (bf16) or quads (int8) with zeros */
     /* panels of 32 rows (rows past the last zero): bf16 [kp / 2][32][2] uint16,
      * int8 [kp / 4][32][4] int8 */
@@ -188,24 +188,32 @@ typedef struct hark_packed {
     int32_t *comp; /* int8: 128 * sum_k q[r][k], what the activations' u8 offset adds */
 } hark_packed;
 /* Packs w (any stored type) for prec (bf16 or int8): 0, or HARK_ERR_NOMEM. */
-int hark_pack(hark_packed *p, const hark_weight *w, hark_precision prec);
+int hark_pack(hark_packed *p, const hark_weight *w, hark_prec prec);
 void hark_packed_free(hark_packed *p);
 size_t hark_packed_bytes(const hark_packed *p);
 /* Whether this CPU runs prec's instructions with the kernel set in use (f32: 1). */
-int hark_precision_native(hark_precision prec);
+int hark_precision_native(hark_prec prec);
 /* Tests: 1 makes the lower precisions run their portable C even where native. */
 void hark_precision_force_portable(int on);
-const char *hark_precision_name(hark_precision prec); /* "f32", "bf16", "int8" */
+const char *hark_precision_name(hark_prec prec); /* "f32", "bf16", "int8" */
 /* The precision the calling thread's encoder products run in (as hark_pool_use):
  * f32 unless set. */
-void hark_precision_use(hark_precision prec);
-hark_precision hark_precision_current(void);
+void hark_precision_use(hark_prec prec);
+hark_prec hark_precision_current(void);
+/* hark_params.precision (enum hark_precision; AUTO decided on this CPU) -> hark_prec;
+ * a value out of range: f32. */
+hark_prec hark_precision_resolve(int asked);
+/* Activations x [m][p->cols] converted for p's products, once for all its
+ * rows: into xc (hark_lowp_x_bytes) and, for int8, each row's scale into sx[m]. */
+size_t hark_lowp_x_bytes(const hark_packed *p, int m);
+void hark_lowp_convert(void *xc, float *sx, const float *x, int m, const hark_packed *p);
 /* y[i][r] (row stride ldy) = x_i . w_r for i < m and rows [r0, r0 + nr) of p
  * (r0 a multiple of 32), then + bias[r] (bias points at r0's, or NULL) and GELU
- * when gelu; x [m][p->cols] contiguous.  Each output's sum runs over k in one
- * fixed order, so any split of rows and outputs gives the same bits. */
-void hark_lowp_product(float *y, int ldy, const float *x, int m, const hark_packed *p, int r0,
-                       int nr, const float *bias, int gelu);
+ * when gelu; xc, sx: the m rows as hark_lowp_convert left them.  Each output's
+ * sum runs over k in one fixed order, so any split of rows and outputs gives
+ * the same bits. */
+void hark_lowp_product(float *y, int ldy, const void *xc, const float *sx, int m,
+                       const hark_packed *p, int r0, int nr, const float *bias, int gelu);
 /* The chunk kernels behind it (lowp512.c: native; 0 when this build or CPU has
  * none): y (+)= x . panels over kc columns from c0, x already converted, mc rows
  * at stride ldx; int8 sums land in y's memory as int32. */
@@ -221,6 +229,9 @@ void hark_lowp_to_u8(uint8_t *dst, int ldd, float *sx, const float *x, int ldx, 
 /* Their AVX-512 forms (lowp512.c; 0 when this build has none). */
 int hark_lowp512_to_bf16(uint16_t *dst, int ldd, const float *x, int ldx, int m, int k);
 int hark_lowp512_to_u8(uint8_t *dst, int ldd, float *sx, const float *x, int ldx, int m, int k);
+/* int32 sums (in y's memory) -> f32: (sum - comp[r]) * sx[i] * scale[r]. */
+int hark_lowp512_int8_finish(float *y, int ldy, int mc, const float *sx, const float *scale,
+                             const int32_t *comp, int nr);
 /* Products by a packed weight over the thread pool (ops.c): as hark_linear. */
 void hark_linear_packed(float *y, const float *x, int m, const hark_packed *p, const float *b,
                         int gelu);

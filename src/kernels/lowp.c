@@ -12,21 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PANEL = HARK_PACK_PANEL, MC = 192, KC = 512 };
+enum { PANEL = HARK_PACK_PANEL, MC = 192, KC = 256 }; /* KC: lowp512.c's bf16 slices */
 
-static _Thread_local hark_precision thread_precision = HARK_PREC_F32;
+static _Thread_local hark_prec thread_precision = HARK_PREC_F32;
 static int portable_forced;
 
-void hark_precision_use(hark_precision prec) { thread_precision = prec; }
-hark_precision hark_precision_current(void) { return thread_precision; }
+void hark_precision_use(hark_prec prec) { thread_precision = prec; }
+hark_prec hark_precision_current(void) { return thread_precision; }
 void hark_precision_force_portable(int on) { portable_forced = on; }
 
-const char *hark_precision_name(hark_precision prec)
+const char *hark_precision_name(hark_prec prec)
 {
     return prec == HARK_PREC_BF16 ? "bf16" : prec == HARK_PREC_INT8 ? "int8" : "f32";
 }
 
-int hark_precision_native(hark_precision prec)
+int hark_precision_native(hark_prec prec)
 {
     if (prec == HARK_PREC_F32)
         return 1;
@@ -39,6 +39,37 @@ int hark_precision_native(hark_precision prec)
 #else
     return 0;
 #endif
+}
+
+/* What AUTO runs where the CPU has its instructions: the fastest precision
+ * whose tokens equal f32's on hark's checks (docs/perf-log.md, issue 50). */
+static const hark_prec AUTO_CHOICE = HARK_PREC_F32;
+
+hark_prec hark_precision_resolve(int asked)
+{
+    if (asked == HARK_PRECISION_BF16)
+        return HARK_PREC_BF16;
+    if (asked == HARK_PRECISION_INT8)
+        return HARK_PREC_INT8;
+    if (asked == HARK_PRECISION_AUTO && hark_precision_native(AUTO_CHOICE))
+        return AUTO_CHOICE;
+    return HARK_PREC_F32;
+}
+
+int hark_precision_parse(const char *name)
+{
+    static const char *const names[] = {"auto", "f32", "bf16", "int8"};
+    for (int i = 0; name && i < 4; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *hark_precision_effective(int precision)
+{
+    if (precision < HARK_PRECISION_AUTO || precision > HARK_PRECISION_INT8)
+        return NULL;
+    return hark_precision_name(hark_precision_resolve(precision));
 }
 
 static int round_up(int n, int to) { return (n + to - 1) / to * to; }
@@ -87,7 +118,7 @@ static void place_row(hark_packed *p, const float *row, int r)
     p->comp[r] = 128 * sum;
 }
 
-int hark_pack(hark_packed *p, const hark_weight *w, hark_precision prec)
+int hark_pack(hark_packed *p, const hark_weight *w, hark_prec prec)
 {
     memset(p, 0, sizeof *p);
     p->prec = prec;
@@ -209,6 +240,9 @@ void hark_lowp_to_u8(uint8_t *dst, int ldd, float *sx, const float *x, int ldx, 
 static void int8_finish(float *y, int ldy, int mc, const float *sx, const hark_packed *p, int r0,
                         int nr)
 {
+    if (!portable_forced && hark_kernels_level() == HARK_LEVEL_AVX512 &&
+        hark_lowp512_int8_finish(y, ldy, mc, sx, p->scale + r0, p->comp + r0, nr))
+        return;
     for (int i = 0; i < mc; i++)
         for (int r = 0; r < nr; r++) {
             float *out = y + (size_t)i * ldy + r;
@@ -218,38 +252,45 @@ static void int8_finish(float *y, int ldy, int mc, const float *sx, const hark_p
         }
 }
 
-static void chunk(float *y, int ldy, void *xc, float *sx, const float *x, int mc,
-                  const hark_packed *p, int r0, int nr)
+size_t hark_lowp_x_bytes(const hark_packed *p, int m)
+{
+    return (size_t)m * p->kp * (p->prec == HARK_PREC_INT8 ? 1 : 2);
+}
+
+void hark_lowp_convert(void *xc, float *sx, const float *x, int m, const hark_packed *p)
+{
+    if (p->prec == HARK_PREC_BF16)
+        hark_lowp_to_bf16(xc, p->kp, x, p->cols, m, p->cols);
+    else
+        hark_lowp_to_u8(xc, p->kp, sx, x, p->cols, m, p->cols);
+}
+
+/* mc rows of converted x (at the chunk's row) times rows [r0, r0 + nr). */
+static void chunk(float *y, int ldy, const void *xc, const float *sx, int mc, const hark_packed *p,
+                  int r0, int nr)
 {
     int native = hark_precision_native(p->prec);
     if (p->prec == HARK_PREC_BF16) {
         const uint16_t *panels = (const uint16_t *)p->data + (size_t)r0 * p->kp;
-        hark_lowp_to_bf16(xc, p->kp, x, p->cols, mc, p->cols);
         if (!native || !hark_lowp512_bf16(y, ldy, xc, p->kp, mc, panels, p->kp, nr))
             bf16_chunk_c(y, ldy, xc, p->kp, mc, panels, p->kp, nr);
         return;
     }
     const int8_t *panels = (const int8_t *)p->data + (size_t)r0 * p->kp;
-    hark_lowp_to_u8(xc, p->kp, sx, x, p->cols, mc, p->cols);
     if (!native || !hark_lowp512_int8((int32_t *)(void *)y, ldy, xc, p->kp, mc, panels, p->kp, nr))
         int8_chunk_c((int32_t *)(void *)y, ldy, xc, p->kp, mc, panels, p->kp, nr);
     int8_finish(y, ldy, mc, sx, p, r0, nr);
 }
 
-void hark_lowp_product(float *y, int ldy, const float *x, int m, const hark_packed *p, int r0,
-                       int nr, const float *bias, int gelu)
+void hark_lowp_product(float *y, int ldy, const void *xc, const float *sx, int m,
+                       const hark_packed *p, int r0, int nr, const float *bias, int gelu)
 {
-    int rows = m < MC ? m : MC;
-    void *xc = malloc((size_t)rows * p->kp * (p->prec == HARK_PREC_INT8 ? 1 : 2));
-    float sx[MC];
-    if (!xc)
-        return;
+    size_t row_bytes = hark_lowp_x_bytes(p, 1);
     for (int i1 = 0; i1 < m; i1 += MC) {
         int mc = m - i1 < MC ? m - i1 : MC;
         float *yc = y + (size_t)i1 * ldy;
-        chunk(yc, ldy, xc, sx, x + (size_t)i1 * p->cols, mc, p, r0, nr);
+        chunk(yc, ldy, (const char *)xc + (size_t)i1 * row_bytes, sx ? sx + i1 : NULL, mc, p, r0, nr);
         for (int i = 0; i < mc; i++) /* while the chunk is in L2 */
             hark_bias_gelu_row(yc + (size_t)i * ldy, (size_t)nr, bias, gelu);
     }
-    free(xc);
 }

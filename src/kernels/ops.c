@@ -21,6 +21,9 @@ enum { BLOCK_ROWS = 256, MIN_TILES = 8, MIN_M_TILE = 128, ROW_ALIGN = 16, ATTN_R
 /* Packing a weight block costs about as much as multiplying a few dozen rows by
  * it: fewer rows than this go to OpenBLAS, which multiplies them unpacked. */
 enum { MIN_PACKED_M = 64 };
+/* Row-wise work in slices of fixed size, so that the threads share it and the
+ * results do not depend on how many there are. */
+enum { SLICE_ROWS = 64 };
 
 typedef struct linear_job {
     float *y;
@@ -34,7 +37,9 @@ typedef struct linear_job {
     int m_tile;   /* activation rows per tile (grid) */
     const int8_t *xq; /* block-quantised weights: x quantised (hark_q8_quantize) */
     const float *d8, *s8;
-    const hark_packed *packed; /* bf16 / int8 weights (hark_linear_packed) */
+    const hark_packed *packed; /* bf16 / int8 weights (hark_linear_packed), */
+    const void *xc;            /* x converted for them, */
+    float *sx;                 /* int8: with each row's scale */
 } linear_job;
 
 static int ceil_div(int a, int b)
@@ -280,8 +285,17 @@ static void lowp_tile(void *arg, int i)
     const linear_job *j = arg;
     int r0, nr, m0, mm;
     tile_bounds(j, i, &r0, &nr, &m0, &mm);
-    hark_lowp_product(j->y + (size_t)m0 * j->w->rows + r0, j->w->rows, j->x + (size_t)m0 * j->w->cols,
+    hark_lowp_product(j->y + (size_t)m0 * j->w->rows + r0, j->w->rows,
+                      (const char *)j->xc + hark_lowp_x_bytes(j->packed, m0), j->sx ? j->sx + m0 : NULL,
                       mm, j->packed, r0, nr, j->b ? j->b + r0 : NULL, j->gelu);
+}
+
+static void lowp_convert_slice(void *arg, int i)
+{
+    const linear_job *j = arg;
+    int r0 = i * SLICE_ROWS, r1 = r0 + SLICE_ROWS < j->m ? r0 + SLICE_ROWS : j->m;
+    hark_lowp_convert((char *)j->xc + hark_lowp_x_bytes(j->packed, r0), j->sx ? j->sx + r0 : NULL,
+                      j->x + (size_t)r0 * j->w->cols, r1 - r0, j->packed);
 }
 
 /* The packed f32 path's grid (its outputs, too, are sums over k in an order
@@ -292,10 +306,18 @@ void hark_linear_packed(float *y, const float *x, int m, const hark_packed *p, c
     if (m <= 0)
         return;
     hark_weight shape = {NULL, HARK_F32, p->rows, p->cols};
-    linear_job job = {.y = y, .x = x, .m = m, .w = &shape, .b = b, .gelu = gelu, .packed = p};
-    packed_grid(&job);
-    hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, lowp_tile, &job,
-                  (size_t)m * p->rows * p->cols);
+    void *xc = malloc(hark_lowp_x_bytes(p, m));
+    float *sx = p->prec == HARK_PREC_INT8 ? malloc(sizeof(float) * (size_t)m) : NULL;
+    linear_job job = {.y = y, .x = x, .m = m, .w = &shape, .b = b, .gelu = gelu, .packed = p,
+                      .xc = xc, .sx = sx};
+    if (xc && (sx || p->prec != HARK_PREC_INT8)) {
+        hark_parallel(ceil_div(m, SLICE_ROWS), lowp_convert_slice, &job, (size_t)m * p->cols);
+        packed_grid(&job);
+        hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, lowp_tile, &job,
+                      (size_t)m * p->rows * p->cols);
+    }
+    free(xc);
+    free(sx);
 }
 
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
@@ -320,9 +342,6 @@ static void layer_norm_rows(float *y, const float *x, int r0, int r1, int d, con
         hark_layer_norm_row(y + (size_t)i * d, x + (size_t)i * d, d, g, b);
 }
 
-/* Row-wise work in slices of fixed size, so that the threads share it and the
- * results do not depend on how many there are. */
-enum { SLICE_ROWS = 64 };
 
 typedef struct rows_job {
     float *y;

@@ -85,9 +85,9 @@ enum { HARK_ENC_PACKED = 6 };
 typedef struct hark_packed_cache hark_packed_cache;
 hark_packed_cache *hark_packed_cache_new(void);
 void hark_packed_cache_free(hark_packed_cache *c);
-const hark_packed *hark_model_packed(const hark_model *m, hark_precision prec);
+const hark_packed *hark_model_packed(const hark_model *m, hark_prec prec);
 /* Bytes of that set (packing it if not yet done). */
-size_t hark_model_packed_bytes(const hark_model *m, hark_precision prec);
+size_t hark_model_packed_bytes(const hark_model *m, hark_prec prec);
 
 /* A tensor as a loader found it: torch-order shape, stored type, raw bytes. */
 typedef struct hark_raw_tensor {

@@ -9,7 +9,7 @@
 
 struct hark_packed_cache {
     pthread_mutex_t lock;
-    hark_packed *sets[3]; /* by hark_precision; [0] (f32) unused */
+    hark_packed *sets[3]; /* by hark_prec; [0] (f32) unused */
     int n;                /* matrices in each set */
 };
 
@@ -39,7 +39,7 @@ void hark_packed_cache_free(hark_packed_cache *c)
 }
 
 /* conv1, conv2, then each layer's q, k, v, o, fc1, fc2. */
-static hark_packed *pack_encoder(const hark_model *m, hark_precision prec, int n)
+static hark_packed *pack_encoder(const hark_model *m, hark_prec prec, int n)
 {
     hark_packed *set = calloc((size_t)n, sizeof *set);
     int rc = set ? 0 : -1;
@@ -58,7 +58,7 @@ static hark_packed *pack_encoder(const hark_model *m, hark_precision prec, int n
     return set;
 }
 
-const hark_packed *hark_model_packed(const hark_model *m, hark_precision prec)
+const hark_packed *hark_model_packed(const hark_model *m, hark_prec prec)
 {
     hark_packed_cache *c = m->packed;
     if (!c || prec == HARK_PREC_F32)
@@ -72,7 +72,7 @@ const hark_packed *hark_model_packed(const hark_model *m, hark_precision prec)
     return set;
 }
 
-size_t hark_model_packed_bytes(const hark_model *m, hark_precision prec)
+size_t hark_model_packed_bytes(const hark_model *m, hark_prec prec)
 {
     const hark_packed *set = hark_model_packed(m, prec);
     size_t bytes = 0;
