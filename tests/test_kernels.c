@@ -556,7 +556,7 @@ static void lowp_case(lowp_errors *e, hark_prec prec, hark_dtype t, int m, int r
     hark_weight hw = {w, t, rows, cols};
     hark_packed p;
     CHECK(hark_pack(&p, &hw, prec) == 0, "pack");
-    hark_linear_packed(y, x, m, &p, bias, 0);
+    hark_linear_packed(y, x, m, &p, bias, 0, NULL);
     for (int i = 0; i < m; i++)
         for (int r = 0; r < rows; r++) {
             double exact = bias[r], mag;
@@ -566,9 +566,9 @@ static void lowp_case(lowp_errors *e, hark_prec prec, hark_dtype t, int m, int r
             bound += ldexp(1, -23) * (fabs(bias[r]) + mag) + 1e-30;
             e->vs_exact = fmax(e->vs_exact, fabs(y[i * rows + r] - exact) / bound);
         }
-    hark_linear_packed(y, x, m, &p, bias, 1);
+    hark_linear_packed(y, x, m, &p, bias, 1, NULL);
     hark_precision_force_portable(1);
-    hark_linear_packed(yc, x, m, &p, bias, 1);
+    hark_linear_packed(yc, x, m, &p, bias, 1, NULL);
     hark_precision_force_portable(0);
     e->same_bits &= memcmp(y, yc, sizeof(float) * m * rows) == 0;
     for (int i = 0; i < m; i++)
@@ -614,10 +614,10 @@ static void test_lowp_threads(hark_prec prec)
     hark_weight hw = {w, HARK_F16, rows, cols};
     hark_packed p;
     CHECK(hark_pack(&p, &hw, prec) == 0, "pack");
-    hark_linear_packed(one, x, m, &p, NULL, 1);
+    hark_linear_packed(one, x, m, &p, NULL, 1, NULL);
     hark_pool *pool = hark_pool_new(3);
     hark_pool_use(pool);
-    hark_linear_packed(three, x, m, &p, NULL, 1);
+    hark_linear_packed(three, x, m, &p, NULL, 1, NULL);
     hark_pool_use(NULL);
     hark_pool_free(pool);
     CHECK(memcmp(one, three, sizeof(float) * m * rows) == 0, "%s: 1 and 3 threads differ",

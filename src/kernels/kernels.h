@@ -232,8 +232,12 @@ int hark_lowp512_to_u8(uint8_t *dst, int ldd, float *sx, const float *x, int ldx
 /* int32 sums (in y's memory) -> f32: (sum - comp[r]) * sx[i] * scale[r]. */
 int hark_lowp512_int8_finish(float *y, int ldy, int mc, const float *sx, const float *scale,
                              const int32_t *comp, int nr);
-/* Products by a packed weight over the thread pool (ops.c): as hark_linear. */
+/* Products by a packed weight over the thread pool (ops.c): as hark_linear (then
+ * GELU when gelu).  scratch: hark_linear_packed_scratch(p, m) bytes, 64-byte
+ * aligned, for x converted (a fresh allocation of megabytes each time is pages
+ * faulted in each time: a third of the int8 product's time); NULL: allocated. */
+size_t hark_linear_packed_scratch(const hark_packed *p, int m);
 void hark_linear_packed(float *y, const float *x, int m, const hark_packed *p, const float *b,
-                        int gelu);
+                        int gelu, void *scratch);
 
 #endif

@@ -300,24 +300,32 @@ static void lowp_convert_slice(void *arg, int i)
 
 /* The packed f32 path's grid (its outputs, too, are sums over k in an order
  * no split changes). */
+size_t hark_linear_packed_scratch(const hark_packed *p, int m)
+{
+    size_t x_bytes = (hark_lowp_x_bytes(p, m) + 63) / 64 * 64;
+    return x_bytes + (p->prec == HARK_PREC_INT8 ? sizeof(float) * (size_t)m : 0);
+}
+
 void hark_linear_packed(float *y, const float *x, int m, const hark_packed *p, const float *b,
-                        int gelu)
+                        int gelu, void *scratch)
 {
     if (m <= 0)
         return;
     hark_weight shape = {NULL, HARK_F32, p->rows, p->cols};
-    void *xc = malloc(hark_lowp_x_bytes(p, m));
-    float *sx = p->prec == HARK_PREC_INT8 ? malloc(sizeof(float) * (size_t)m) : NULL;
+    void *own = scratch ? NULL : malloc(hark_linear_packed_scratch(p, m));
+    char *xc = scratch ? scratch : own;
+    if (!xc)
+        return;
+    float *sx = NULL;
+    if (p->prec == HARK_PREC_INT8)
+        sx = (float *)(void *)(xc + (hark_lowp_x_bytes(p, m) + 63) / 64 * 64);
     linear_job job = {.y = y, .x = x, .m = m, .w = &shape, .b = b, .gelu = gelu, .packed = p,
                       .xc = xc, .sx = sx};
-    if (xc && (sx || p->prec != HARK_PREC_INT8)) {
-        hark_parallel(ceil_div(m, SLICE_ROWS), lowp_convert_slice, &job, (size_t)m * p->cols);
-        packed_grid(&job);
-        hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, lowp_tile, &job,
-                      (size_t)m * p->rows * p->cols);
-    }
-    free(xc);
-    free(sx);
+    hark_parallel(ceil_div(m, SLICE_ROWS), lowp_convert_slice, &job, (size_t)m * p->cols);
+    packed_grid(&job);
+    hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, lowp_tile, &job,
+                  (size_t)m * p->rows * p->cols);
+    free(own);
 }
 
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
