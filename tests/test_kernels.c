@@ -510,6 +510,48 @@ static void test_gemm512(void)
     CHECK(worst_linear < 1e-5, "linear packed path differs by %g", worst_linear);
 }
 
+/* Attention in bf16 against f32: q, k rounded to bf16 move each score by at
+ * most E = 2^-7 scale sum_d |q_d k_d|, which moves each probability by a factor
+ * within e^{+-2E}; rounding p and v adds 2^-8 each: |err| <= (2^-7 + e^{2E} - 1)
+ * max |v| (+ the f32 sums' 1e-5). */
+static void test_attention16(void)
+{
+    if (!hark_attn16_available()) {
+        printf("attention bf16: not with the %s kernels on this CPU\n", hark_kernels_name());
+        return;
+    }
+    const int shapes[][3] = {{2, 1, 1}, {7, 5, 2}, {130, 301, 3}, {13, 13, 2}, {64, 64, 1}, {129, 67, 1}};
+    double worst = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int nq = shapes[s][0], nk = shapes[s][1], heads = shapes[s][2], d = heads * 64;
+        float *q = malloc(sizeof(float) * nq * d), *kv = malloc(sizeof(float) * 2 * nk * d);
+        float *a = malloc(sizeof(float) * nq * d), *b = malloc(sizeof(float) * nq * d);
+        float *scratch = malloc(sizeof(float) * hark_attention_scratch(nq, nk, heads));
+        double e = 0, vmax = 0;
+        for (int i = 0; i < nq * d; i++)
+            q[i] = 4 * frand();
+        for (int i = 0; i < 2 * nk * d; i++)
+            kv[i] = frand();
+        for (int i = 0; i < nk * d; i++)
+            vmax = fmax(vmax, fabsf(kv[nk * d + i]));
+        for (int i = 0; i < nq; i++) /* the largest E of any score (all heads at once: larger) */
+            for (int j = 0; j < nk; j++) {
+                double sum = 0;
+                for (int c = 0; c < d; c++)
+                    sum += fabs((double)q[i * d + c] * kv[j * d + c]);
+                e = fmax(e, ldexp(1, -7) * sum / 8.0); /* scale 1/sqrt(64) */
+            }
+        hark_attention_at(a, q, kv, kv + nk * d, nq, nk, d, heads, -1, scratch, HARK_PREC_BF16);
+        hark_attention(b, q, kv, kv + nk * d, nq, nk, d, heads, -1, scratch);
+        double bound = (ldexp(1, -7) + expm1(2 * e)) * vmax + 1e-5;
+        worst = fmax(worst, max_abs_diff(a, b, (size_t)nq * d) / bound);
+        free(q), free(kv), free(a), free(b), free(scratch);
+    }
+    printf("attention bf16 (%s): worst error %.2f of its bound against f32\n", hark_kernels_name(),
+           worst);
+    CHECK(worst <= 1.0, "bf16 attention error %.3f of its bound", worst);
+}
+
 /* Error bounds of the lower precisions against exact sums, per output y_ir =
  * sum_k x_ik w_rk with A = sum_k |x_ik| |w_rk|:
  *   bf16: x and w each rounded to 8 significant bits (relative 2^-8), so each
@@ -653,6 +695,7 @@ int main(void)
         test_linear_gelu();
         test_attention();
         test_gemm512();
+        test_attention16();
         for (hark_prec p = HARK_PREC_BF16; p <= HARK_PREC_INT8; p++) {
             test_lowp(p);
             test_lowp_threads(p);

@@ -1,8 +1,9 @@
 /* The encoder in bf16 and int8 against f32 (hark_params.precision): on the
  * random model of tiny.en's real dimensions (jfk's mel), each precision's
  * encoder output and first-step logits within stated tolerances of f32's; on
- * the default model, the same bits for 1 and 3 threads, and int8's vector and
- * C kernels the same bits through the whole encoder. */
+ * the default model, the same bits for 1 and 3 threads, and the vector kernels
+ * near their portable C (which run attention in f32: its bf16 tiles have no C
+ * twin; test_kernels compares each kernel with its own). */
 #include "check.h"
 #include "npy.h"
 #include "face.h"
@@ -115,10 +116,8 @@ static void test_default_model(void)
         double d = max_abs_diff(one, three, n) / max_abs(one, n);
         printf("default model at %s: vector against C kernels, max |diff| %.3g of the max\n",
                hark_precision_name(p), d);
-        if (p == HARK_PREC_INT8)
-            CHECK(memcmp(one, three, sizeof(float) * n) == 0, "int8 vector and C encoders differ");
-        else
-            CHECK(d <= 5e-3, "bf16 vector and C encoders differ by %g", d); /* 1.6e-3 seen */
+        double tol = p == HARK_PREC_INT8 ? 0.03 : 0.01; /* seen: 0.013, 0.0036 */
+        CHECK(d <= tol, "%s vector and C encoders differ by %g", hark_precision_name(p), d);
     }
     CHECK(strcmp(hark_precision_effective(HARK_PRECISION_AUTO), "f32") == 0,
           "auto runs %s", hark_precision_effective(HARK_PRECISION_AUTO));

@@ -11,6 +11,9 @@
  * (convert.c). */
 void hark_to_f32(float *dst, const void *src, hark_dtype t, size_t n);
 
+/* The arithmetic of a product: f32, bf16 or int8 (the lower ones: lowp.c). */
+typedef enum { HARK_PREC_F32, HARK_PREC_BF16, HARK_PREC_INT8 } hark_prec;
+
 enum { HARK_MAX_BATCH = 8 }; /* vectors multiplied per weight-row read */
 
 /* f16 -> f32.  Kernels taking weights accept any alignment. */
@@ -127,6 +130,21 @@ void hark_attn64_scores(float *s, const float *q, int ldq, int nq, const float *
 /* out_i (stride ldo) = sum_{j < nk} p[i][j] vp_j, p as s above. */
 void hark_attn64_mix(float *out, int ldo, const float *p, int nq, const float *vp, int nk);
 
+/* The same products in bf16 (attn16.c; AVX512_BF16 only): the encoder's
+ * attention at a lower precision.  Keys packed in blocks of 64 as [32 pairs of
+ * dimensions][64 keys][2] (hark_attn16_keys_u16(nk) bf16 values), values as
+ * [pairs of keys][64][2] (as many); the padding is zero. */
+int hark_attn16_available(void);
+size_t hark_attn16_keys_u16(int nk);
+void hark_attn16_pack_keys(uint16_t *kb, const float *k, int ldk, int nk);
+void hark_attn16_pack_values(uint16_t *vb, const float *v, int ldv, int nk);
+/* s[i][j] (row stride lds) = scale * q_i . k_j, q rounded to bf16. */
+void hark_attn16_scores(float *s, int lds, const float *q, int ldq, int nq, const uint16_t *kb,
+                        int nk, float scale);
+/* out_i = sum_{j < nk} p[i][j] v_j; p (rows at stride lds floats) is rounded to
+ * bf16 in place, each row's bf16 values at its start. */
+void hark_attn16_mix(float *out, int ldo, float *p, int lds, int nq, const uint16_t *vb, int nk);
+
 /* Products y = x . W^T in AVX-512 register tiles (gemm512.c): available when the
  * AVX-512 kernel set is the one in use.  Rows [r0, r0 + nr) of W [rows][k], in
  * any stored type, are packed first into hark_gemm512_packed_floats(nr, k) floats
@@ -167,6 +185,10 @@ size_t hark_attention_scratch(int nq, int nk, int n_head);
  * causal_offset >= 0 masks key j > i + causal_offset; -1 for no mask. */
 void hark_attention(float *out, const float *q, const float *k, const float *v,
                     int nq, int nk, int d, int n_head, int causal_offset, float *scratch);
+/* The same with its products in bf16 (attn16.c) when prec is lower than f32, the
+ * CPU has AVX512_BF16 and the heads are 64 wide; else hark_attention. */
+void hark_attention_at(float *out, const float *q, const float *k, const float *v, int nq, int nk,
+                       int d, int n_head, int causal_offset, float *scratch, hark_prec prec);
 void hark_add(float *y, const float *x, size_t n);
 
 /* ------------------------------------------------------------ lower precisions */
@@ -176,7 +198,6 @@ void hark_add(float *y, const float *x, size_t n);
  * them and the AVX-512 set is in use; elsewhere portable C doing the same
  * arithmetic (int8: the same bits; bf16: the same products, summed in another
  * order), slower than f32. */
-typedef enum { HARK_PREC_F32, HARK_PREC_BF16, HARK_PREC_INT8 } hark_prec;
 enum { HARK_PACK_PANEL = 32 }; /* weight rows a panel interleaves */
 typedef struct hark_packed {
     hark_prec prec;

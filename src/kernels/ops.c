@@ -381,7 +381,8 @@ typedef struct attn_job {
     float *out;
     const float *q, *k, *v;
     int nq, nk, d, dh, causal_offset, n_head, slots;
-    int tiled;      /* hark_attn64 register tiles instead of OpenBLAS */
+    int tiled;      /* hark_attn64 register tiles instead of OpenBLAS, */
+    int bf16;       /* or hark_attn16's (the thread's precision lower than f32) */
     float *scratch; /* slot_floats() per slot */
 } attn_job;
 
@@ -438,12 +439,31 @@ static void attention_rows_tiled(const attn_job *a, int h, int q0, int nq, float
     hark_attn64_mix(a->out + (size_t)q0 * d + h * dh, d, s, nq, vp, a->nk);
 }
 
+/* The same in bf16 (attn16.c), keys and values packed as it takes them. */
+static void attention_rows_bf16(const attn_job *a, int h, int q0, int nq, float *s,
+                                const uint16_t *kb, const uint16_t *vb)
+{
+    int d = a->d, dh = a->dh, lds = hark_attn64_keys(a->nk);
+    hark_attn16_scores(s, lds, a->q + (size_t)q0 * d + h * dh, d, nq, kb, a->nk,
+                       1.0f / sqrtf((float)dh));
+    mask_and_softmax(a, q0, nq, s, lds);
+    hark_attn16_mix(a->out + (size_t)q0 * d + h * dh, d, s, lds, nq, vb, a->nk);
+}
+
 /* Blocks of ATTN_ROWS queries: the scores of a block stay in cache, and the
  * encoder's 1500 x 1500 matrix of a head is never materialised whole. */
 static void attention_head(const attn_job *a, int h, float *s)
 {
     float *kt = s + (size_t)block_rows(a->nq) * hark_attn64_keys(a->nk);
     float *vp = kt + (size_t)HARK_ATTN64_HEAD * hark_attn64_keys(a->nk);
+    if (a->bf16) { /* bf16 keys and values take half of kt and vp's room */
+        uint16_t *kb = (uint16_t *)(void *)kt, *vb = (uint16_t *)(void *)vp;
+        hark_attn16_pack_keys(kb, a->k + h * a->dh, a->d, a->nk);
+        hark_attn16_pack_values(vb, a->v + h * a->dh, a->d, a->nk);
+        for (int q0 = 0; q0 < a->nq; q0 += ATTN_ROWS)
+            attention_rows_bf16(a, h, q0, block_rows(a->nq - q0), s, kb, vb);
+        return;
+    }
     if (a->tiled) {
         hark_attn64_pack_keys(kt, a->k + h * a->dh, a->d, a->nk);
         hark_attn64_pack_values(vp, a->v + h * a->dh, a->d, a->nk);
@@ -474,8 +494,16 @@ size_t hark_attention_scratch(int nq, int nk, int n_head)
 void hark_attention(float *out, const float *q, const float *k, const float *v, int nq, int nk,
                     int d, int n_head, int causal_offset, float *scratch)
 {
+    hark_attention_at(out, q, k, v, nq, nk, d, n_head, causal_offset, scratch, HARK_PREC_F32);
+}
+
+void hark_attention_at(float *out, const float *q, const float *k, const float *v, int nq, int nk,
+                       int d, int n_head, int causal_offset, float *scratch, hark_prec prec)
+{
     int slots = hark_pool_threads() < n_head ? hark_pool_threads() : n_head;
     int tiled = nq > 1 && d / n_head == HARK_ATTN64_HEAD && hark_attn64_available();
-    attn_job a = {out, q, k, v, nq, nk, d, d / n_head, causal_offset, n_head, slots, tiled, scratch};
+    int bf16 = tiled && prec != HARK_PREC_F32 && hark_attn16_available();
+    attn_job a = {out, q, k, v, nq, nk, d, d / n_head, causal_offset, n_head, slots, tiled, bf16,
+                  scratch};
     hark_parallel(slots, attention_slot, &a, (size_t)nq * nk * d * 2);
 }

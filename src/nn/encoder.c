@@ -79,7 +79,9 @@ static void encoder_block(const hark_block *b, float *x, int n, int d, int n_hea
     product(v, h, n, &b->attn.v, b->attn.v_b, 0, lp, at + 2);
     if (probe)
         probe->encoder_qk(probe->user, l, q, k, n);
-    hark_attention(att, q, k, v, n, n, d, n_head, -1, scores);
+    /* at a lower precision, attention's products in bf16 where the CPU has it */
+    hark_attention_at(att, q, k, v, n, n, d, n_head, -1, scores,
+                      lp ? lp->pk[0].prec : HARK_PREC_F32);
     product(h, att, n, &b->attn.o, b->attn.o_b, 0, lp, at + 3);
     hark_add(x, h, (size_t)n * d);
     hark_layer_norm(h, x, n, d, b->mlp_ln_w, b->mlp_ln_b);
