@@ -42,7 +42,8 @@ const char cli_bench_usage[] =
     "  decode and a 256-token prompt (medians of R repetitions, default 3), and measures\n"
     "  the machine's sgemm GFLOP/s and memory bandwidth in the same run.  --precisions\n"
     "  f32,bf16,int8 also times the encoder at each (7 rounds, interleaved; medians),\n"
-    "  against the first and as a percentage of the f32 sgemm peak.  --audio\n"
+    "  against the first and as a percentage of the f32 sgemm peak, and its CPU time\n"
+    "  (steadier on a shared machine).  --audio\n"
     "  transcribes FILE and reports the real-time factor.  HARK_BENCH_QUICK=1 shrinks\n"
     "  the machine probes.\n";
 
@@ -60,7 +61,8 @@ typedef struct bench_result {
     double sgemm_gflops, bandwidth_gbs, encoder_peak_pct, decode_bandwidth_pct, decode_read_pct;
     double openblas_gflops, tiles_gflops; /* the sgemm rate is the higher of these */
     int blas_threads;                     /* OpenBLAS's own, as the process started */
-    double precision_ms[CLI_BENCH_PRECISIONS]; /* the encoder at each of --precisions */
+    double precision_ms[CLI_BENCH_PRECISIONS];     /* the encoder at each of --precisions, */
+    double precision_cpu_ms[CLI_BENCH_PRECISIONS]; /* and its CPU time */
 } bench_result;
 
 static int cmp_ms(const void *a, const void *b)
@@ -159,15 +161,17 @@ static double probe_bandwidth_gbs(size_t mb, int n_threads)
  * pass of each in turn, so that a busy machine slows them alike; medians. */
 static int compare_precisions(const bench_options *o, const hark_model *m, bench_result *r)
 {
-    double ms[CLI_BENCH_PRECISIONS][PRECISION_ROUNDS];
+    double ms[CLI_BENCH_PRECISIONS][PRECISION_ROUNDS], cpu[CLI_BENCH_PRECISIONS][PRECISION_ROUNDS];
     for (int k = 0; k < PRECISION_ROUNDS; k++)
         for (int p = 0; p < o->n_precisions; p++)
-            if ((ms[p][k] = hark_bench_encoder_ms(m, o->cli.params.n_threads, 1,
-                                                  o->precisions[p])) < 0)
+            if ((ms[p][k] = hark_bench_encoder_ms(m, o->cli.params.n_threads, 1, o->precisions[p],
+                                                  &cpu[p][k])) < 0)
                 return -1;
     for (int p = 0; p < o->n_precisions; p++) {
         qsort(ms[p], PRECISION_ROUNDS, sizeof(double), cmp_ms);
+        qsort(cpu[p], PRECISION_ROUNDS, sizeof(double), cmp_ms);
         r->precision_ms[p] = ms[p][PRECISION_ROUNDS / 2];
+        r->precision_cpu_ms[p] = cpu[p][PRECISION_ROUNDS / 2];
     }
     return 0;
 }
@@ -267,6 +271,8 @@ static void print_model_json(const bench_options *o, const bench_result *r)
             add_number(e, "encoder_ms", r->precision_ms[p]);
             add_number(e, "vs_first", r->precision_ms[0] / r->precision_ms[p]);
             add_number(e, "peak_pct", peak_pct(r, r->precision_ms[p]));
+            add_number(e, "cpu_ms", r->precision_cpu_ms[p]);
+            add_number(e, "cpu_vs_first", r->precision_cpu_ms[0] / r->precision_cpu_ms[p]);
         }
     }
     print_json(j);
@@ -290,6 +296,10 @@ static void print_precisions_table(const bench_options *o, const bench_result *r
                  hark_precision_effective(o->precisions[0]), peak_pct(r, r->precision_ms[p]),
                  PRECISION_ROUNDS);
         row(name, r->precision_ms[p], "ms", note);
+        snprintf(name, sizeof name, "  its CPU time");
+        snprintf(note, sizeof note, "%.2fx the %s's", r->precision_cpu_ms[0] / r->precision_cpu_ms[p],
+                 hark_precision_effective(o->precisions[0]));
+        row(name, r->precision_cpu_ms[p], "ms", note);
     }
 }
 

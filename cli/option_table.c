@@ -31,7 +31,7 @@ const cli_option cli_option_table[] = {
      .help = "threads per file (default: up to 4 cores; 1 with -j); results are identical "
              "for every N"},
     {.name = "--precision", .value = "P", .kind = CLI_TEXT, .take = cli_take_precision,
-     .group = CLI_G_MODEL, .form = "precision",
+     .group = CLI_G_MODEL,
      .help = "the encoder's arithmetic: auto (default), f32, bf16 or int8 (lower ones where "
              "the CPU has AVX512_BF16 / VNNI; docs/perf-log.md has their accuracy)",
      .doc = "the arithmetic of the encoder's matrix products: `f32`, `bf16` (AVX512_BF16), "

@@ -415,8 +415,11 @@ int hark_bench_model(const hark_model *model, int n_threads, int reps, int preci
                      hark_bench_stages *out);
 /* The encoder stage alone at a precision (enum hark_precision): the median of reps
  * passes after one unmeasured pass (which packs the weights for that precision),
- * in ms; negative when out of memory. */
-double hark_bench_encoder_ms(const hark_model *model, int n_threads, int reps, int precision);
+ * in ms; negative when out of memory.  cpu_ms (when not NULL): the median of the
+ * process's CPU time a pass, which a machine shared with other work disturbs
+ * less than the wall time (one thread: that thread's time). */
+double hark_bench_encoder_ms(const hark_model *model, int n_threads, int reps, int precision,
+                             double *cpu_ms);
 /* The best of 10 runs of an n x n x n f32 product, in GFLOP/s: OpenBLAS's (tiles 0; its
  * threads as the program set them), or hark's AVX-512 tiles on a pool of n_threads, as
  * the encoder's projections run them (0 on a CPU without them). */
