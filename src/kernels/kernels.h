@@ -260,5 +260,16 @@ int hark_lowp512_int8_finish(float *y, int ldy, int mc, const float *sx, const f
 size_t hark_linear_packed_scratch(const hark_packed *p, int m);
 void hark_linear_packed(float *y, const float *x, int m, const hark_packed *p, const float *b,
                         int gelu, void *scratch);
+/* Several of them on one input, converted once: products of one precision and
+ * width (the encoder's q, k, v: converting h three times was a sixth of bf16's
+ * encoder, every pass a read of x from beyond L2). */
+typedef struct hark_packed_product {
+    float *y;
+    const hark_packed *w;
+    const float *b;
+    int gelu;
+} hark_packed_product;
+void hark_linear_packed_many(const hark_packed_product *p, int n, const float *x, int m,
+                             void *scratch);
 
 #endif

@@ -306,26 +306,37 @@ size_t hark_linear_packed_scratch(const hark_packed *p, int m)
     return x_bytes + (p->prec == HARK_PREC_INT8 ? sizeof(float) * (size_t)m : 0);
 }
 
-void hark_linear_packed(float *y, const float *x, int m, const hark_packed *p, const float *b,
-                        int gelu, void *scratch)
+void hark_linear_packed_many(const hark_packed_product *p, int n, const float *x, int m,
+                             void *scratch)
 {
-    if (m <= 0)
+    if (m <= 0 || n <= 0)
         return;
-    hark_weight shape = {NULL, HARK_F32, p->rows, p->cols};
-    void *own = scratch ? NULL : malloc(hark_linear_packed_scratch(p, m));
+    const hark_packed *first = p[0].w;
+    void *own = scratch ? NULL : malloc(hark_linear_packed_scratch(first, m));
     char *xc = scratch ? scratch : own;
     if (!xc)
         return;
     float *sx = NULL;
-    if (p->prec == HARK_PREC_INT8)
-        sx = (float *)(void *)(xc + (hark_lowp_x_bytes(p, m) + 63) / 64 * 64);
-    linear_job job = {.y = y, .x = x, .m = m, .w = &shape, .b = b, .gelu = gelu, .packed = p,
-                      .xc = xc, .sx = sx};
-    hark_parallel(ceil_div(m, SLICE_ROWS), lowp_convert_slice, &job, (size_t)m * p->cols);
-    packed_grid(&job);
-    hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, lowp_tile, &job,
-                  (size_t)m * p->rows * p->cols);
+    if (first->prec == HARK_PREC_INT8)
+        sx = (float *)(void *)(xc + (hark_lowp_x_bytes(first, m) + 63) / 64 * 64);
+    hark_weight shape = {NULL, HARK_F32, first->rows, first->cols};
+    linear_job job = {.x = x, .m = m, .w = &shape, .packed = first, .xc = xc, .sx = sx};
+    hark_parallel(ceil_div(m, SLICE_ROWS), lowp_convert_slice, &job, (size_t)m * first->cols);
+    for (int i = 0; i < n; i++) { /* each product's tiles over the one conversion */
+        shape.rows = p[i].w->rows;
+        job.y = p[i].y, job.b = p[i].b, job.gelu = p[i].gelu, job.packed = p[i].w;
+        packed_grid(&job);
+        hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, lowp_tile, &job,
+                      (size_t)m * shape.rows * shape.cols);
+    }
     free(own);
+}
+
+void hark_linear_packed(float *y, const float *x, int m, const hark_packed *p, const float *b,
+                        int gelu, void *scratch)
+{
+    hark_packed_product one = {y, p, b, gelu};
+    hark_linear_packed_many(&one, 1, x, m, scratch);
 }
 
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)

@@ -74,9 +74,16 @@ static void encoder_block(const hark_block *b, float *x, int n, int d, int n_hea
     float *att = v + (size_t)n * d, *mlp = q;
     float *scores = att + (size_t)n * d;
     hark_layer_norm(h, x, n, d, b->attn.ln_w, b->attn.ln_b);
-    product(q, h, n, &b->attn.q, b->attn.q_b, 0, lp, at);
-    product(k, h, n, &b->attn.k, NULL, 0, lp, at + 1);
-    product(v, h, n, &b->attn.v, b->attn.v_b, 0, lp, at + 2);
+    if (lp) { /* h converted once for the three */
+        hark_packed_product qkv[3] = {{q, &lp->pk[at], b->attn.q_b, 0},
+                                      {k, &lp->pk[at + 1], NULL, 0},
+                                      {v, &lp->pk[at + 2], b->attn.v_b, 0}};
+        hark_linear_packed_many(qkv, 3, h, n, lp->scratch);
+    } else {
+        hark_linear(q, h, n, &b->attn.q, b->attn.q_b);
+        hark_linear(k, h, n, &b->attn.k, NULL);
+        hark_linear(v, h, n, &b->attn.v, b->attn.v_b);
+    }
     if (probe)
         probe->encoder_qk(probe->user, l, q, k, n);
     /* at a lower precision, attention's products in bf16 where the CPU has it */
