@@ -27,13 +27,16 @@ static void encode_at(const hark_model *m, const float *mel, float *enc, hark_pr
     hark_pool_free(pool);
 }
 
-/* The logits after <|startoftranscript|><|notimestamps|> against enc. */
-static void first_logits(const hark_model *m, const float *enc, float *logits)
+/* The logits after <|startoftranscript|><|notimestamps|> against enc, its cross
+ * K/V projected at prec (as the window's encoding is). */
+static void first_logits(const hark_model *m, const float *enc, float *logits, hark_prec prec)
 {
     hark_kv kv;
     hark_cross cross;
     CHECK(hark_cross_init(&cross, m) == 0 && hark_kv_init(&kv, m, &cross) == 0, "kv");
+    hark_precision_use(prec);
     hark_cross_set(m, &cross, enc);
+    hark_precision_use(HARK_PREC_F32);
     int seq[2] = {m->vocab.sp.sot, m->vocab.sp.notimestamps};
     CHECK(hark_decode(m, &kv, seq, 2, logits) == 0, "decode");
     hark_kv_free(&kv);
@@ -72,10 +75,10 @@ static void test_random_tiny(void)
     float *ref = malloc(sizeof(float) * n), *enc = malloc(sizeof(float) * n);
     float *ref_logits = malloc(sizeof(float) * V), *logits = malloc(sizeof(float) * V);
     encode_at(m, mel, ref, HARK_PREC_F32, 1);
-    first_logits(m, ref, ref_logits);
+    first_logits(m, ref, ref_logits, HARK_PREC_F32);
     for (size_t t = 0; t < sizeof TOL / sizeof TOL[0]; t++) {
         encode_at(m, mel, enc, TOL[t].prec, 1);
-        first_logits(m, enc, logits);
+        first_logits(m, enc, logits, TOL[t].prec);
         double de = max_abs_diff(enc, ref, n) / max_abs(ref, n), dl = max_abs_diff(logits, ref_logits, V);
         printf("tiny.en at %s (%s): encoder max |diff| %.3g of its max, first-step logits max "
                "|diff| %.3g\n", hark_precision_name(TOL[t].prec),

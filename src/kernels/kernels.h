@@ -271,5 +271,9 @@ typedef struct hark_packed_product {
 } hark_packed_product;
 void hark_linear_packed_many(const hark_packed_product *p, int n, const float *x, int m,
                              void *scratch);
+/* Its two halves, for products whose outputs are used in between: x converted
+ * into scratch for p's precision and width, then products over that. */
+void hark_linear_packed_convert(const float *x, int m, const hark_packed *p, void *scratch);
+void hark_linear_packed_run(const hark_packed_product *p, int n, int m, void *scratch);
 
 #endif

@@ -306,29 +306,45 @@ size_t hark_linear_packed_scratch(const hark_packed *p, int m)
     return x_bytes + (p->prec == HARK_PREC_INT8 ? sizeof(float) * (size_t)m : 0);
 }
 
+/* The int8 row scales' place in a scratch: after the converted rows. */
+static float *scratch_scales(const hark_packed *p, int m, void *scratch)
+{
+    if (p->prec != HARK_PREC_INT8)
+        return NULL;
+    return (float *)(void *)((char *)scratch + (hark_lowp_x_bytes(p, m) + 63) / 64 * 64);
+}
+
+void hark_linear_packed_convert(const float *x, int m, const hark_packed *p, void *scratch)
+{
+    hark_weight shape = {NULL, HARK_F32, p->rows, p->cols};
+    linear_job job = {.x = x, .m = m, .w = &shape, .packed = p, .xc = scratch,
+                      .sx = scratch_scales(p, m, scratch)};
+    hark_parallel(ceil_div(m, SLICE_ROWS), lowp_convert_slice, &job, (size_t)m * p->cols);
+}
+
+void hark_linear_packed_run(const hark_packed_product *p, int n, int m, void *scratch)
+{
+    for (int i = 0; i < n && m > 0; i++) { /* each product's tiles over the one conversion */
+        hark_weight shape = {NULL, HARK_F32, p[i].w->rows, p[i].w->cols};
+        linear_job job = {.y = p[i].y, .m = m, .w = &shape, .b = p[i].b, .gelu = p[i].gelu,
+                          .packed = p[i].w, .xc = scratch, .sx = scratch_scales(p[i].w, m, scratch)};
+        packed_grid(&job);
+        hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, lowp_tile, &job,
+                      (size_t)m * shape.rows * shape.cols);
+    }
+}
+
 void hark_linear_packed_many(const hark_packed_product *p, int n, const float *x, int m,
                              void *scratch)
 {
     if (m <= 0 || n <= 0)
         return;
-    const hark_packed *first = p[0].w;
-    void *own = scratch ? NULL : malloc(hark_linear_packed_scratch(first, m));
-    char *xc = scratch ? scratch : own;
+    void *own = scratch ? NULL : malloc(hark_linear_packed_scratch(p[0].w, m));
+    void *xc = scratch ? scratch : own;
     if (!xc)
         return;
-    float *sx = NULL;
-    if (first->prec == HARK_PREC_INT8)
-        sx = (float *)(void *)(xc + (hark_lowp_x_bytes(first, m) + 63) / 64 * 64);
-    hark_weight shape = {NULL, HARK_F32, first->rows, first->cols};
-    linear_job job = {.x = x, .m = m, .w = &shape, .packed = first, .xc = xc, .sx = sx};
-    hark_parallel(ceil_div(m, SLICE_ROWS), lowp_convert_slice, &job, (size_t)m * first->cols);
-    for (int i = 0; i < n; i++) { /* each product's tiles over the one conversion */
-        shape.rows = p[i].w->rows;
-        job.y = p[i].y, job.b = p[i].b, job.gelu = p[i].gelu, job.packed = p[i].w;
-        packed_grid(&job);
-        hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, lowp_tile, &job,
-                      (size_t)m * shape.rows * shape.cols);
-    }
+    hark_linear_packed_convert(x, m, p[0].w, xc);
+    hark_linear_packed_run(p, n, m, xc);
     free(own);
 }
 

@@ -38,12 +38,21 @@ void hark_packed_cache_free(hark_packed_cache *c)
     free(c);
 }
 
-/* conv1, conv2, then each layer's q, k, v, o, fc1, fc2. */
+/* The decoder's cross-attention K and V projections of each layer, after the encoder's. */
+static const hark_weight *cross_weight(const hark_model *m, int i)
+{
+    const hark_attn *a = &m->dec[i / 2].cross;
+    return i % 2 ? &a->v : &a->k;
+}
+
+/* conv1, conv2, then each layer's q, k, v, o, fc1, fc2, then the cross K, V. */
 static hark_packed *pack_encoder(const hark_model *m, hark_prec prec, int n)
 {
     hark_packed *set = calloc((size_t)n, sizeof *set);
-    int rc = set ? 0 : -1;
-    for (int i = 0; !rc && i < n; i++) {
+    int rc = set ? 0 : -1, cross = 2 + HARK_ENC_PACKED * m->hp.n_audio_layer;
+    for (int i = cross; !rc && i < n; i++)
+        rc = hark_pack(&set[i], cross_weight(m, i - cross), prec);
+    for (int i = 0; !rc && i < cross; i++) {
         const hark_block *b = i >= 2 ? &m->enc[(i - 2) / HARK_ENC_PACKED] : NULL;
         const hark_weight *all[HARK_ENC_PACKED] = {
             b ? &b->attn.q : NULL, b ? &b->attn.k : NULL, b ? &b->attn.v : NULL,
@@ -64,7 +73,7 @@ const hark_packed *hark_model_packed(const hark_model *m, hark_prec prec)
     if (!c || prec == HARK_PREC_F32)
         return NULL;
     pthread_mutex_lock(&c->lock);
-    c->n = 2 + HARK_ENC_PACKED * m->hp.n_audio_layer;
+    c->n = hark_model_packed_count(m);
     if (!c->sets[prec])
         c->sets[prec] = pack_encoder(m, prec, c->n);
     hark_packed *set = c->sets[prec];
@@ -72,11 +81,16 @@ const hark_packed *hark_model_packed(const hark_model *m, hark_prec prec)
     return set;
 }
 
+int hark_model_packed_count(const hark_model *m)
+{
+    return 2 + HARK_ENC_PACKED * m->hp.n_audio_layer + 2 * m->hp.n_text_layer;
+}
+
 size_t hark_model_packed_bytes(const hark_model *m, hark_prec prec)
 {
     const hark_packed *set = hark_model_packed(m, prec);
     size_t bytes = 0;
-    for (int i = 0; set && i < 2 + HARK_ENC_PACKED * m->hp.n_audio_layer; i++)
+    for (int i = 0; set && i < hark_model_packed_count(m); i++)
         bytes += hark_packed_bytes(&set[i]);
     return bytes;
 }
