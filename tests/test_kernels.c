@@ -510,6 +510,35 @@ static void test_gemm512(void)
     CHECK(worst_linear < 1e-5, "linear packed path differs by %g", worst_linear);
 }
 
+/* The activations' conversions, vector against C, bit for bit: ties to even,
+ * NaN, infinities, subnormals, a tail past the last 16 and zero padding. */
+static void test_lowp_convert(void)
+{
+    enum { M = 3, K = 37, LD = 40 };
+    float x[M * K], finite[M * K];
+    uint32_t special[] = {0x3f808000u, 0x3f818000u, 0x7fc00001u, 0x7f800000u, 0xff800000u,
+                          0x00000001u, 0x807fffffu, 0x7f7fffffu, 0x3f80ffffu};
+    for (int i = 0; i < M * K; i++)
+        x[i] = frand() * 3;
+    memcpy(finite, x, sizeof x); /* the int8 rows: no NaN or infinities */
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+        memcpy(&x[4 * i + 1], &special[i], 4);
+    uint16_t b[2][M * LD];
+    uint8_t u[2][M * LD];
+    float s[2][M];
+    for (int portable = 0; portable < 2; portable++) {
+        hark_precision_force_portable(portable);
+        hark_lowp_to_bf16(b[portable], LD, x, K, M, K);
+        hark_lowp_to_u8(u[portable], LD, s[portable], finite, K, M, K);
+    }
+    hark_precision_force_portable(0);
+    CHECK(memcmp(b[0], b[1], sizeof b[0]) == 0, "bf16 conversions differ");
+    CHECK(memcmp(u[0], u[1], sizeof u[0]) == 0 && memcmp(s[0], s[1], sizeof s[0]) == 0,
+          "u8 conversions differ");
+    CHECK(b[1][1] == 0x3f80 && b[1][5] == 0x3f82 && b[1][LD - 1] == 0 && u[1][LD - 1] == 128,
+          "ties to even and padding: %04x %04x", b[1][1], b[1][5]);
+}
+
 /* Attention in bf16 against f32: q, k rounded to bf16 move each score by at
  * most E = 2^-7 scale sum_d |q_d k_d|, which moves each probability by a factor
  * within e^{+-2E}; rounding p and v adds 2^-8 each: |err| <= (2^-7 + e^{2E} - 1)
@@ -696,6 +725,7 @@ int main(void)
         test_attention();
         test_gemm512();
         test_attention16();
+        test_lowp_convert();
         for (hark_prec p = HARK_PREC_BF16; p <= HARK_PREC_INT8; p++) {
             test_lowp(p);
             test_lowp_threads(p);
