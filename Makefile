@@ -56,7 +56,7 @@ $(B)/san/hark: $(SAN_CLI_OBJ) $(SAN_LIB_OBJ)
 # a test of a program's part (the golden runner's WER, .npy files) links its object too
 $(B)/tests/test_wer: $(B)/obj/cli/wer.o
 $(B)/san/tests/test_wer: $(B)/san/obj/cli/wer.o
-NPY_TESTS = test_mel test_parity test_ref_tiny
+NPY_TESTS = test_mel test_parity test_ref_tiny test_precision
 $(NPY_TESTS:%=$(B)/tests/%): $(B)/obj/cli/npy.o
 $(NPY_TESTS:%=$(B)/san/tests/%): $(B)/san/obj/cli/npy.o
 $(B)/tests/%: tests/%.c $(B)/libhark.a $(HDRS)

@@ -36,18 +36,23 @@
 enum { PROBE_RUNS = 10 }; /* best of: a busy machine interrupts some runs */
 
 const char cli_bench_usage[] =
-    "usage: hark bench -m MODEL [-t N] [--reps R] [--json]\n"
+    "usage: hark bench -m MODEL [-t N] [--reps R] [--precision P] [--precisions LIST] [--json]\n"
     "       hark bench --audio FILE -m MODEL [-t N] [--json] [decoding options]\n"
     "  Times the encoder (one 30 s window), single-token decode, 5-sequence batched\n"
     "  decode and a 256-token prompt (medians of R repetitions, default 3), and measures\n"
-    "  the machine's sgemm GFLOP/s and memory bandwidth in the same run.  --audio\n"
+    "  the machine's sgemm GFLOP/s and memory bandwidth in the same run.  --precisions\n"
+    "  f32,bf16,int8 also times the encoder at each (7 rounds, interleaved; medians),\n"
+    "  against the first and as a percentage of the f32 sgemm peak, and its CPU time\n"
+    "  (steadier on a shared machine).  --audio\n"
     "  transcribes FILE and reports the real-time factor.  HARK_BENCH_QUICK=1 shrinks\n"
     "  the machine probes.\n";
 
+enum { CLI_BENCH_PRECISIONS = 8, PRECISION_ROUNDS = 7 };
 typedef struct bench_options {
     cli_options cli;
     const char *audio;
     int reps, json, quick;
+    int precisions[CLI_BENCH_PRECISIONS], n_precisions; /* --precisions */
 } bench_options;
 
 typedef struct bench_result {
@@ -56,7 +61,21 @@ typedef struct bench_result {
     double sgemm_gflops, bandwidth_gbs, encoder_peak_pct, decode_bandwidth_pct, decode_read_pct;
     double openblas_gflops, tiles_gflops; /* the sgemm rate is the higher of these */
     int blas_threads;                     /* OpenBLAS's own, as the process started */
+    double precision_ms[CLI_BENCH_PRECISIONS];     /* the encoder at each of --precisions, */
+    double precision_cpu_ms[CLI_BENCH_PRECISIONS]; /* and its CPU time */
 } bench_result;
+
+static int cmp_ms(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The encoder's GFLOP/s at a time, as a percentage of the f32 sgemm peak. */
+static double peak_pct(const bench_result *r, double ms)
+{
+    return r->sgemm_gflops > 0 && ms > 0 ? 100 * r->st.encoder_gflop / (ms / 1e3) / r->sgemm_gflops : 0;
+}
 
 /* ------------------------------------------------------------ timing */
 
@@ -138,6 +157,25 @@ static double probe_bandwidth_gbs(size_t mb, int n_threads)
 
 /* ------------------------------------------------------------ the model run */
 
+/* The encoder at each of --precisions, interleaved: round after round, one
+ * pass of each in turn, so that a busy machine slows them alike; medians. */
+static int compare_precisions(const bench_options *o, const hark_model *m, bench_result *r)
+{
+    double ms[CLI_BENCH_PRECISIONS][PRECISION_ROUNDS], cpu[CLI_BENCH_PRECISIONS][PRECISION_ROUNDS];
+    for (int k = 0; k < PRECISION_ROUNDS; k++)
+        for (int p = 0; p < o->n_precisions; p++)
+            if ((ms[p][k] = hark_bench_encoder_ms(m, o->cli.params.n_threads, 1, o->precisions[p],
+                                                  &cpu[p][k])) < 0)
+                return -1;
+    for (int p = 0; p < o->n_precisions; p++) {
+        qsort(ms[p], PRECISION_ROUNDS, sizeof(double), cmp_ms);
+        qsort(cpu[p], PRECISION_ROUNDS, sizeof(double), cmp_ms);
+        r->precision_ms[p] = ms[p][PRECISION_ROUNDS / 2];
+        r->precision_cpu_ms[p] = cpu[p][PRECISION_ROUNDS / 2];
+    }
+    return 0;
+}
+
 /* Loads the model (timed to its first logits), runs the stages, takes peak
  * RSS and frees the model; prints the error and returns 1 on failure. */
 static int measure_model(const bench_options *o, bench_result *r)
@@ -147,7 +185,9 @@ static int measure_model(const bench_options *o, bench_result *r)
     if (!m)
         return 1;
     r->model_load_ms = 1e3 * hark_now_s() - t0;
-    int rc = hark_bench_model(m, o->cli.params.n_threads, o->reps, &r->st);
+    int rc = hark_bench_model(m, o->cli.params.n_threads, o->reps, o->cli.params.precision, &r->st);
+    if (!rc && o->n_precisions)
+        rc = compare_precisions(o, m, r);
     r->load_ms = r->model_load_ms + r->st.first_logits_ms;
     r->peak_rss_mb = peak_rss_mb();
     hark_model_free(m);
@@ -198,6 +238,7 @@ static void print_model_json(const bench_options *o, const bench_result *r)
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "model", o->cli.model ? o->cli.model : "");
     cJSON_AddStringToObject(j, "weight_type", r->st.weight_type);
+    cJSON_AddStringToObject(j, "precision", r->st.precision);
     cJSON_AddNumberToObject(j, "threads", o->cli.params.n_threads);
     cJSON_AddNumberToObject(j, "reps", o->reps);
     add_number(j, "encoder_ms", r->st.encoder_ms);
@@ -223,6 +264,17 @@ static void print_model_json(const bench_options *o, const bench_result *r)
     add_number(j, "decode_bandwidth_pct", r->decode_bandwidth_pct);
     add_number(j, "decode_read_mb", r->st.decode_read_mb);
     add_number(j, "decode_read_pct", r->decode_read_pct);
+    if (o->n_precisions) { /* {"bf16": {"encoder_ms":, "vs_first":, "peak_pct":}, ...} */
+        cJSON *by = cJSON_AddObjectToObject(j, "encoder_by_precision");
+        for (int p = 0; p < o->n_precisions; p++) {
+            cJSON *e = cJSON_AddObjectToObject(by, hark_precision_effective(o->precisions[p]));
+            add_number(e, "encoder_ms", r->precision_ms[p]);
+            add_number(e, "vs_first", r->precision_ms[0] / r->precision_ms[p]);
+            add_number(e, "peak_pct", peak_pct(r, r->precision_ms[p]));
+            add_number(e, "cpu_ms", r->precision_cpu_ms[p]);
+            add_number(e, "cpu_vs_first", r->precision_cpu_ms[0] / r->precision_cpu_ms[p]);
+        }
+    }
     print_json(j);
 }
 
@@ -234,13 +286,30 @@ static void row(const char *name, double value, const char *unit, const char *no
         printf("  %-18s %10.2f %s\n", name, value, unit);
 }
 
+static void print_precisions_table(const bench_options *o, const bench_result *r)
+{
+    char name[32], note[160];
+    for (int p = 0; p < o->n_precisions; p++) {
+        snprintf(name, sizeof name, "encoder %s", hark_precision_effective(o->precisions[p]));
+        snprintf(note, sizeof note, "%.2fx the %s, %.1f %% of the f32 sgemm peak (%d rounds)",
+                 r->precision_ms[0] / r->precision_ms[p],
+                 hark_precision_effective(o->precisions[0]), peak_pct(r, r->precision_ms[p]),
+                 PRECISION_ROUNDS);
+        row(name, r->precision_ms[p], "ms", note);
+        snprintf(name, sizeof name, "  its CPU time");
+        snprintf(note, sizeof note, "%.2fx the %s's", r->precision_cpu_ms[0] / r->precision_cpu_ms[p],
+                 hark_precision_effective(o->precisions[0]));
+        row(name, r->precision_cpu_ms[p], "ms", note);
+    }
+}
+
 static void print_model_table(const bench_options *o, const bench_result *r)
 {
     char note[160];
     int t = o->cli.params.n_threads;
-    printf("hark bench: %s (%s weights), %d thread%s, medians of %d run%s\n",
-           o->cli.model ? o->cli.model : "default model", r->st.weight_type, t, t == 1 ? "" : "s",
-           o->reps, o->reps == 1 ? "" : "s");
+    printf("hark bench: %s (%s weights, %s encoder), %d thread%s, medians of %d run%s\n",
+           o->cli.model ? o->cli.model : "default model", r->st.weight_type, r->st.precision, t,
+           t == 1 ? "" : "s", o->reps, o->reps == 1 ? "" : "s");
     snprintf(note, sizeof note, "one 30 s window + cross K/V, %.3g GFLOP", r->st.encoder_gflop);
     row("encoder", r->st.encoder_ms, "ms", note);
     row("first encoder", r->st.first_encoder_ms, "ms", "the first pass, as a file's first window");
@@ -267,6 +336,7 @@ static void print_model_table(const bench_options *o, const bench_result *r)
     snprintf(note, sizeof note, "the same for all %.3g MB read: weights and cross-attention K/V",
              r->st.decode_read_mb);
     row("decode reads", r->decode_read_pct, "%", note);
+    print_precisions_table(o, r);
 }
 
 static int bench_model(const bench_options *o)
@@ -347,6 +417,21 @@ static int bench_usage_error(const char *fmt, const char *arg)
     return 2;
 }
 
+/* "f32,bf16,int8" into o->precisions; -1 for a name that is none of them. */
+static int parse_precisions(bench_options *o, const char *list)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", list);
+    o->n_precisions = 0;
+    for (char *save, *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        int p = hark_precision_parse(name);
+        if (p < 0 || o->n_precisions == CLI_BENCH_PRECISIONS)
+            return -1;
+        o->precisions[o->n_precisions++] = p;
+    }
+    return o->n_precisions ? 0 : -1;
+}
+
 /* Returns -1 to go on, else the exit status (0 after --help). */
 static int parse_bench_args(bench_options *o, int argc, char **argv)
 {
@@ -364,6 +449,11 @@ static int parse_bench_args(bench_options *o, int argc, char **argv)
             if (!*v || *end || reps < 1 || reps > 1000)
                 return bench_usage_error("--reps takes a count from 1 to 1000, not %s", v);
             o->reps = (int)reps, i++;
+        } else if (v && !strcmp(a, "--precisions")) {
+            if (parse_precisions(o, v))
+                return bench_usage_error("--precisions takes a list of auto, f32, bf16, int8 "
+                                         "(at most 8), not %s", v);
+            i++;
         } else if (v && !strcmp(a, "--audio")) {
             o->audio = v, i++;
         } else if ((r = cli_parse_common(&o->cli, argc, argv, &i)) != 0) {

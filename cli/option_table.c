@@ -30,6 +30,15 @@ const cli_option cli_option_table[] = {
      .openai = "--threads",
      .help = "threads per file (default: up to 4 cores; 1 with -j); results are identical "
              "for every N"},
+    {.name = "--precision", .value = "P", .kind = CLI_TEXT, .take = cli_take_precision,
+     .group = CLI_G_MODEL,
+     .help = "the encoder's arithmetic: auto (default), f32, bf16 or int8 (lower ones where "
+             "the CPU has AVX512_BF16 / VNNI; docs/perf-log.md has their accuracy)",
+     .doc = "the arithmetic of the encoder's matrix products: `f32`, `bf16` (AVX512_BF16), "
+            "`int8` (AVX512_VNNI; a scale per weight row and per frame) or `auto` (default: "
+            "the fastest whose tokens equal f32's on hark's checks, that this CPU runs; "
+            "else `f32`). A CPU without the instructions runs a named lower precision in "
+            "portable C, slower than f32"},
     {.name = "--device", .value = "cpu", .kind = CLI_TEXT, .take = cli_take_device,
      .group = CLI_G_MODEL, .openai = "--device",
      .help = "openai's: taken and changes nothing (hark runs on the CPU); another device is "

@@ -101,6 +101,7 @@ void cli_range_text(const cli_option *opt, char *out, size_t n);
 /* The values' readers (option_values.c), named in the table. */
 int cli_take_language(cli_options *o, const cli_option *opt, const char *v);
 int cli_take_task(cli_options *o, const cli_option *opt, const char *v);
+int cli_take_precision(cli_options *o, const cli_option *opt, const char *v);
 int cli_take_device(cli_options *o, const cli_option *opt, const char *v);
 int cli_take_temperature(cli_options *o, const cli_option *opt, const char *v);
 int cli_take_temperature_increment(cli_options *o, const cli_option *opt, const char *v);

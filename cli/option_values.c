@@ -94,6 +94,19 @@ int cli_take_task(cli_options *o, const cli_option *opt, const char *v)
     return 0;
 }
 
+int cli_take_precision(cli_options *o, const cli_option *opt, const char *v)
+{
+    (void)opt;
+    int p = hark_precision_parse(v);
+    if (p < 0) {
+        fprintf(stderr, "hark: --precision takes auto, f32, bf16 or int8, not %s (see hark "
+                        "--help)\n", v);
+        return -2;
+    }
+    o->params.precision = p;
+    return 0;
+}
+
 /* openai's; hark has the CPU alone */
 int cli_take_device(cli_options *o, const cli_option *opt, const char *v)
 {

@@ -59,8 +59,28 @@ typedef struct hark_vad hark_vad;
 #define HARK_MAX_CLIP_TIMESTAMPS 64
 #define HARK_MAX_SUPPRESS_TOKENS 256
 
+/* The arithmetic of the encoder's matrix products (hark_params.precision): f32, or
+ * bf16 products summed in f32 (AVX512_BF16), or int8 weights (a scale per row) and
+ * activations (a scale per frame) summed in int32 (AVX512_VNNI); attention,
+ * LayerNorm and the decoder stay f32.  A CPU without the instructions runs a
+ * named lower precision in portable C (the same results, slower than f32).
+ * AUTO: the fastest precision whose tokens equal f32's on hark's checks
+ * (docs/perf-log.md) that this CPU runs natively, else f32. */
+enum hark_precision {
+    HARK_PRECISION_AUTO = 0,
+    HARK_PRECISION_F32 = 1,
+    HARK_PRECISION_BF16 = 2,
+    HARK_PRECISION_INT8 = 3,
+};
+/* "auto", "f32", "bf16", "int8" -> its value; -1 for another name. */
+int hark_precision_parse(const char *name);
+/* The precision asked for runs as (AUTO resolved on this CPU): "f32", "bf16",
+ * "int8"; NULL for a value that is none of them. */
+const char *hark_precision_effective(int precision);
+
 typedef struct hark_params {
     int n_threads;          /* threads for the numeric kernels; default 1                 */
+    int precision;          /* enum hark_precision of the encoder (default AUTO)          */
     const char *language;   /* multilingual models: a code ("de") or openai's name ("German",
                              * any case), or NULL/"auto" to detect; English-only models
                              * take any and transcribe English, as openai's do */
@@ -381,6 +401,7 @@ enum { HARK_BENCH_BATCH = 5 }; /* sequences the batched-decode stage steps toget
  * median of reps runs on pseudo-random input, on a thread pool of n_threads. */
 typedef struct hark_bench_stages {
     const char *weight_type;   /* the decoder's stored type ("f16", "q8_0", ...) */
+    const char *precision;     /* the encoder's, as it ran ("f32", "bf16", "int8") */
     double first_logits_ms;    /* buffers made and one decoding step: a load's tail */
     double first_encoder_ms;   /* the first pass, as a file's first window */
     double encoder_ms;         /* one window and its cross-attention K/V */
@@ -390,7 +411,15 @@ typedef struct hark_bench_stages {
     double decode_weight_mb;   /* the weights one decoded token reads */
     double decode_read_mb;     /* the same, and every layer's cross-attention K/V */
 } hark_bench_stages;
-int hark_bench_model(const hark_model *model, int n_threads, int reps, hark_bench_stages *out);
+int hark_bench_model(const hark_model *model, int n_threads, int reps, int precision,
+                     hark_bench_stages *out);
+/* The encoder stage alone at a precision (enum hark_precision): the median of reps
+ * passes after one unmeasured pass (which packs the weights for that precision),
+ * in ms; negative when out of memory.  cpu_ms (when not NULL): the median of the
+ * process's CPU time a pass, which a machine shared with other work disturbs
+ * less than the wall time (one thread: that thread's time). */
+double hark_bench_encoder_ms(const hark_model *model, int n_threads, int reps, int precision,
+                             double *cpu_ms);
 /* The best of 10 runs of an n x n x n f32 product, in GFLOP/s: OpenBLAS's (tiles 0; its
  * threads as the program set them), or hark's AVX-512 tiles on a pool of n_threads, as
  * the encoder's projections run them (0 on a CPU without them). */

@@ -279,11 +279,14 @@ static void run_hark_linear(const sgemm_probe *p)
 
 /* ------------------------------------------------------------ hark.h */
 
-int hark_bench_model(const hark_model *m, int n_threads, int reps, hark_bench_stages *r)
+int hark_bench_model(const hark_model *m, int n_threads, int reps, int precision,
+                     hark_bench_stages *r)
 {
     memset(r, 0, sizeof *r);
     hark_pool *pool = hark_pool_new(n_threads);
     hark_pool_use(pool);
+    hark_precision_use(hark_precision_resolve(precision));
+    r->precision = hark_precision_name(hark_precision_current());
     bench_state s;
     double t0 = 1e3 * hark_now_s();
     /* first logits: one step against the zeroed cross K/V, before any encoder pass */
@@ -297,8 +300,55 @@ int hark_bench_model(const hark_model *m, int n_threads, int reps, hark_bench_st
     r->weight_type = hark_dtype_name(m->dec[0].fc1.type);
     state_free(&s);
     hark_pool_use(NULL);
+    hark_precision_use(HARK_PREC_F32);
     hark_pool_free(pool);
     return rc ? HARK_ERR_NOMEM : 0;
+}
+
+static double cpu_ms_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+/* Medians of reps encoder passes' wall and CPU ms into ms[0], ms[1]; -1 on failure. */
+static int time_encoder_cpu(bench_state *s, double ms[2])
+{
+    double *t = malloc(sizeof(double) * 2 * (size_t)s->reps);
+    int i = 0;
+    for (; t && i < s->reps; i++) {
+        double c0 = cpu_ms_now();
+        if ((t[i] = time_encoder(s)) < 0)
+            break;
+        t[s->reps + i] = cpu_ms_now() - c0;
+    }
+    int ok = t && i == s->reps;
+    if (ok)
+        ms[0] = median(t, s->reps), ms[1] = median(t + s->reps, s->reps);
+    free(t);
+    return ok ? 0 : -1;
+}
+
+double hark_bench_encoder_ms(const hark_model *m, int n_threads, int reps, int precision,
+                             double *cpu_ms)
+{
+    hark_pool *pool = hark_pool_new(n_threads);
+    hark_pool_use(pool);
+    hark_precision_use(hark_precision_resolve(precision));
+    bench_state s;
+    double ms = -1, both[2];
+    if (state_init(&s, m, n_threads, reps < 1 ? 1 : reps) == 0 && time_encoder(&s) >= 0 &&
+        time_encoder_cpu(&s, both) == 0) {
+        ms = both[0];
+        if (cpu_ms)
+            *cpu_ms = both[1];
+    }
+    state_free(&s);
+    hark_pool_use(NULL);
+    hark_precision_use(HARK_PREC_F32);
+    hark_pool_free(pool);
+    return ms;
 }
 
 double hark_bench_sgemm_gflops(int n, int n_threads, int tiles)

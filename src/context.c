@@ -228,6 +228,7 @@ int hark_detect_language(hark_context *c, const float *samples, size_t n, const 
            : !window || !enc || !p || !order || hark_cross_init(&cross, m) ? HARK_ERR_NOMEM
            : hark_log_mel(samples, n, 30 * HARK_SAMPLE_RATE, m->hp.n_mels, 1, &mel, &frames, &c->error);
     hark_pool_use(c->pool);
+    hark_precision_use(hark_precision_resolve(c->params.precision));
     if (!rc) {
         hark_mel_window(mel, frames, m->hp.n_mels, 0, frames, len, window);
         if ((rc = hark_rank_languages(m, window, enc, &cross, order, p)))
@@ -238,6 +239,7 @@ int hark_detect_language(hark_context *c, const float *samples, size_t n, const 
         probs[i] = p[i];
     }
     hark_pool_use(NULL);
+    hark_precision_use(HARK_PREC_F32);
     hark_cross_free(&cross);
     free(mel), free(window), free(enc), free(p), free(order);
     return rc ? rc : got;

@@ -476,6 +476,14 @@ static void test_bad_params(hark_model *m)
     c = hark_context_new(m, &p);
     CHECK(hark_transcribe_file(c, "tests/data/clip.wav") != 0, "99 temperatures refused");
     hark_context_free(c);
+    p = hark_default_params();
+    p.precision = 7;
+    c = hark_context_new(m, &p);
+    CHECK(hark_transcribe_file(c, "tests/data/clip.wav") == HARK_ERR_ARG &&
+              strcmp(hark_last_error(c), "tests/data/clip.wav: bad parameters: precision 7 is not "
+                                         "one of HARK_PRECISION_AUTO, _F32, _BF16, _INT8") == 0,
+          "%s", hark_last_error(c));
+    hark_context_free(c);
 }
 
 static void test_fallback_rule(void)

@@ -510,6 +510,193 @@ static void test_gemm512(void)
     CHECK(worst_linear < 1e-5, "linear packed path differs by %g", worst_linear);
 }
 
+/* The activations' conversions, vector against C, bit for bit: ties to even,
+ * NaN, infinities, subnormals, a tail past the last 16 and zero padding. */
+static void test_lowp_convert(void)
+{
+    enum { M = 3, K = 37, LD = 40 };
+    float x[M * K], finite[M * K];
+    uint32_t special[] = {0x3f808000u, 0x3f818000u, 0x7fc00001u, 0x7f800000u, 0xff800000u,
+                          0x00000001u, 0x807fffffu, 0x7f7fffffu, 0x3f80ffffu};
+    for (int i = 0; i < M * K; i++)
+        x[i] = frand() * 3;
+    memcpy(finite, x, sizeof x); /* the int8 rows: no NaN or infinities */
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+        memcpy(&x[4 * i + 1], &special[i], 4);
+    uint16_t b[2][M * LD];
+    uint8_t u[2][M * LD];
+    float s[2][M];
+    for (int portable = 0; portable < 2; portable++) {
+        hark_precision_force_portable(portable);
+        hark_lowp_to_bf16(b[portable], LD, x, K, M, K);
+        hark_lowp_to_u8(u[portable], LD, s[portable], finite, K, M, K);
+    }
+    hark_precision_force_portable(0);
+    CHECK(memcmp(b[0], b[1], sizeof b[0]) == 0, "bf16 conversions differ");
+    CHECK(memcmp(u[0], u[1], sizeof u[0]) == 0 && memcmp(s[0], s[1], sizeof s[0]) == 0,
+          "u8 conversions differ");
+    CHECK(b[1][1] == 0x3f80 && b[1][5] == 0x3f82 && b[1][LD - 1] == 0 && u[1][LD - 1] == 128,
+          "ties to even and padding: %04x %04x", b[1][1], b[1][5]);
+}
+
+/* Attention in bf16 against f32: q, k rounded to bf16 move each score by at
+ * most E = 2^-7 scale sum_d |q_d k_d|, which moves each probability by a factor
+ * within e^{+-2E}; rounding p and v adds 2^-8 each: |err| <= (2^-7 + e^{2E} - 1)
+ * max |v| (+ the f32 sums' 1e-5). */
+static void test_attention16(void)
+{
+    if (!hark_attn16_available()) {
+        printf("attention bf16: not with the %s kernels on this CPU\n", hark_kernels_name());
+        return;
+    }
+    const int shapes[][3] = {{2, 1, 1}, {7, 5, 2}, {130, 301, 3}, {13, 13, 2}, {64, 64, 1}, {129, 67, 1}};
+    double worst = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int nq = shapes[s][0], nk = shapes[s][1], heads = shapes[s][2], d = heads * 64;
+        float *q = malloc(sizeof(float) * nq * d), *kv = malloc(sizeof(float) * 2 * nk * d);
+        float *a = malloc(sizeof(float) * nq * d), *b = malloc(sizeof(float) * nq * d);
+        float *scratch = malloc(sizeof(float) * hark_attention_scratch(nq, nk, heads));
+        double e = 0, vmax = 0;
+        for (int i = 0; i < nq * d; i++)
+            q[i] = 4 * frand();
+        for (int i = 0; i < 2 * nk * d; i++)
+            kv[i] = frand();
+        for (int i = 0; i < nk * d; i++)
+            vmax = fmax(vmax, fabsf(kv[nk * d + i]));
+        for (int i = 0; i < nq; i++) /* the largest E of any score (all heads at once: larger) */
+            for (int j = 0; j < nk; j++) {
+                double sum = 0;
+                for (int c = 0; c < d; c++)
+                    sum += fabs((double)q[i * d + c] * kv[j * d + c]);
+                e = fmax(e, ldexp(1, -7) * sum / 8.0); /* scale 1/sqrt(64) */
+            }
+        hark_attention_at(a, q, kv, kv + nk * d, nq, nk, d, heads, -1, scratch, HARK_PREC_BF16);
+        hark_attention(b, q, kv, kv + nk * d, nq, nk, d, heads, -1, scratch);
+        double bound = (ldexp(1, -7) + expm1(2 * e)) * vmax + 1e-5;
+        worst = fmax(worst, max_abs_diff(a, b, (size_t)nq * d) / bound);
+        free(q), free(kv), free(a), free(b), free(scratch);
+    }
+    printf("attention bf16 (%s): worst error %.2f of its bound against f32\n", hark_kernels_name(),
+           worst);
+    CHECK(worst <= 1.0, "bf16 attention error %.3f of its bound", worst);
+}
+
+/* Error bounds of the lower precisions against exact sums, per output y_ir =
+ * sum_k x_ik w_rk with A = sum_k |x_ik| |w_rk|:
+ *   bf16: x and w each rounded to 8 significant bits (relative 2^-8), so each
+ *         product is off by at most 2^-7 of itself, and f32 sums add k 2^-24:
+ *         |err| <= (2^-7 + (k + 2) 2^-24) A;
+ *   int8: x off by at most half its row's step sx (max |x_i| / 127), w by half
+ *         its row's step sw: |err| <= sum_k (|x_ik| sw + |w_rk| sx + sx sw / 2) / 2,
+ *         plus a few f32 roundings of the result (2^-20 A);
+ * and for both, the rounding of the bias's addition, 2^-23 (|b_r| + A).
+ * The vector kernels against their C twins: int8 the same bits, bf16 within
+ * the summation's k 2^-23 A. */
+static double lowp_bound(hark_prec prec, const float *x, const float *w, int k, double *mag)
+{
+    double a = 0, sx = 0, sw = 0, sum_x = 0, sum_w = 0;
+    for (int c = 0; c < k; c++) {
+        a += fabs((double)x[c] * w[c]);
+        sx = fmax(sx, fabsf(x[c])), sw = fmax(sw, fabsf(w[c]));
+        sum_x += fabsf(x[c]), sum_w += fabsf(w[c]);
+    }
+    *mag = a;
+    if (prec == HARK_PREC_BF16)
+        return (ldexp(1, -7) + (k + 2) * ldexp(1, -24)) * a;
+    sx /= 127, sw /= 127; /* the steps */
+    return (sum_x * sw + sum_w * sx + k * sx * sw / 2) / 2 + ldexp(1, -20) * a;
+}
+
+typedef struct lowp_errors {
+    double vs_exact;    /* worst error / its bound against double sums */
+    double vs_portable; /* worst |native - C| / A */
+    int same_bits;      /* int8: native and C agree bit for bit */
+} lowp_errors;
+
+/* One shape: packed product (bias, no GELU) against double sums, and the
+ * native kernels (with GELU) against the portable C. */
+static void lowp_case(lowp_errors *e, hark_prec prec, hark_dtype t, int m, int rows, int cols)
+{
+    float *wf, *x = malloc(sizeof(float) * m * cols), *bias = malloc(sizeof(float) * rows);
+    float *y = malloc(sizeof(float) * m * rows), *yc = malloc(sizeof(float) * m * rows);
+    void *w = random_weights(t, rows, cols, &wf);
+    for (int i = 0; i < m * cols; i++)
+        x[i] = frand() * (i % 7 == 0 ? 4.0f : 1.0f); /* some outliers, as activations have */
+    for (int r = 0; r < rows; r++)
+        bias[r] = frand();
+    hark_weight hw = {w, t, rows, cols};
+    hark_packed p;
+    CHECK(hark_pack(&p, &hw, prec) == 0, "pack");
+    hark_linear_packed(y, x, m, &p, bias, 0, NULL);
+    for (int i = 0; i < m; i++)
+        for (int r = 0; r < rows; r++) {
+            double exact = bias[r], mag;
+            for (int c = 0; c < cols; c++)
+                exact += (double)x[i * cols + c] * wf[r * cols + c];
+            double bound = lowp_bound(prec, x + i * cols, wf + r * cols, cols, &mag);
+            bound += ldexp(1, -23) * (fabs(bias[r]) + mag) + 1e-30;
+            e->vs_exact = fmax(e->vs_exact, fabs(y[i * rows + r] - exact) / bound);
+        }
+    hark_linear_packed(y, x, m, &p, bias, 1, NULL);
+    hark_precision_force_portable(1);
+    hark_linear_packed(yc, x, m, &p, bias, 1, NULL);
+    hark_precision_force_portable(0);
+    e->same_bits &= memcmp(y, yc, sizeof(float) * m * rows) == 0;
+    for (int i = 0; i < m; i++)
+        for (int r = 0; r < rows; r++) {
+            double mag;
+            lowp_bound(prec, x + i * cols, wf + r * cols, cols, &mag);
+            e->vs_portable = fmax(e->vs_portable, fabs(y[i * rows + r] - yc[i * rows + r]) / (mag + 1e-30));
+        }
+    hark_packed_free(&p);
+    free(w), free(wf), free(x), free(bias), free(y), free(yc);
+}
+
+/* Odd shapes and tails: rows under 16 and past a panel, columns odd (padded to
+ * pairs, quads), past a slice (256 bf16, 512 int8), rows of x past a tile
+ * (12) and a chunk (192). */
+static void test_lowp(hark_prec prec)
+{
+    const int shapes[][3] = {/* m, rows, cols */
+                             {1, 1, 1},     {3, 5, 7},      {13, 33, 19},  {25, 65, 130},
+                             {200, 47, 513}, {7, 32, 1030}, {195, 70, 1100}, {12, 17, 2053}};
+    lowp_errors e = {0, 0, 1};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        lowp_case(&e, prec, s % 2 ? HARK_F16 : HARK_F32, shapes[s][0], shapes[s][1], shapes[s][2]);
+    const char *how = hark_precision_native(prec) ? "native" : "portable C";
+    printf("%s products (%s, %s kernels): worst error %.2f of its bound, %.2g of sum |x w| from "
+           "the C\n", hark_precision_name(prec), how, hark_kernels_name(), e.vs_exact, e.vs_portable);
+    CHECK(e.vs_exact <= 1.0, "%s error %.3f of its bound", hark_precision_name(prec), e.vs_exact);
+    if (prec == HARK_PREC_INT8)
+        CHECK(e.same_bits, "int8 vector and C kernels differ");
+    else
+        CHECK(e.vs_portable <= 2100 * ldexp(1, -23), "bf16 vector and C differ by %g", e.vs_portable);
+}
+
+/* The same products on 1 and 3 threads: the same bits. */
+static void test_lowp_threads(hark_prec prec)
+{
+    int m = 301, rows = 300, cols = 200;
+    float *wf, *x = malloc(sizeof(float) * m * cols);
+    float *one = malloc(sizeof(float) * m * rows), *three = malloc(sizeof(float) * m * rows);
+    void *w = random_weights(HARK_F16, rows, cols, &wf);
+    for (int i = 0; i < m * cols; i++)
+        x[i] = frand();
+    hark_weight hw = {w, HARK_F16, rows, cols};
+    hark_packed p;
+    CHECK(hark_pack(&p, &hw, prec) == 0, "pack");
+    hark_linear_packed(one, x, m, &p, NULL, 1, NULL);
+    hark_pool *pool = hark_pool_new(3);
+    hark_pool_use(pool);
+    hark_linear_packed(three, x, m, &p, NULL, 1, NULL);
+    hark_pool_use(NULL);
+    hark_pool_free(pool);
+    CHECK(memcmp(one, three, sizeof(float) * m * rows) == 0, "%s: 1 and 3 threads differ",
+          hark_precision_name(prec));
+    hark_packed_free(&p);
+    free(w), free(wf), free(x), free(one), free(three);
+}
+
 int main(void)
 {
     /* every kernel set this CPU runs, fastest first, against the portable twins */
@@ -537,6 +724,12 @@ int main(void)
         test_linear_gelu();
         test_attention();
         test_gemm512();
+        test_attention16();
+        test_lowp_convert();
+        for (hark_prec p = HARK_PREC_BF16; p <= HARK_PREC_INT8; p++) {
+            test_lowp(p);
+            test_lowp_threads(p);
+        }
     }
     return check_summary("kernels");
 }

@@ -568,6 +568,9 @@ static int check_params(const hark_model *m, const hark_params *p, hark_error *e
                          "n_clip_timestamps 0 to %d, n_suppress_tokens 0 to %d, max_tokens and "
                          "max_len not negative", HARK_MAX_BEAMS, HARK_MAX_TEMPERATURES,
                          HARK_MAX_CLIP_TIMESTAMPS, HARK_MAX_SUPPRESS_TOKENS);
+    if (!hark_precision_effective(p->precision))
+        return hark_fail(e, HARK_ERR_ARG, "bad parameters: precision %d is not one of "
+                         "HARK_PRECISION_AUTO, _F32, _BF16, _INT8", p->precision);
     if (p->vad.model && p->n_clip_timestamps)
         return hark_fail(e, HARK_ERR_ARG, "bad parameters: clip timestamps and VAD cannot be "
                          "combined (VAD chooses what is transcribed)");
@@ -629,6 +632,7 @@ int hark_run_observed(const hark_model *m, const hark_params *p, hark_pool *pool
     /* hark's pool splits the work (OpenBLAS's own threads are the program's to set:
      * hark.h asks for one) */
     hark_pool_use(pool);
+    hark_precision_use(hark_precision_resolve(p->precision));
     hark_source voiced; /* with VAD: the speech alone, joined, in a temporary file */
     hark_source_memory(&voiced, NULL, 0);
     hark_time_map map = {0};
@@ -654,5 +658,6 @@ int hark_run_observed(const hark_model *m, const hark_params *p, hark_pool *pool
     hark_source_close(&voiced);
     hark_time_map_free(&map);
     hark_pool_use(NULL);
+    hark_precision_use(HARK_PREC_F32);
     return rc;
 }

@@ -11,6 +11,9 @@
  * (convert.c). */
 void hark_to_f32(float *dst, const void *src, hark_dtype t, size_t n);
 
+/* The arithmetic of a product: f32, bf16 or int8 (the lower ones: lowp.c). */
+typedef enum { HARK_PREC_F32, HARK_PREC_BF16, HARK_PREC_INT8 } hark_prec;
+
 enum { HARK_MAX_BATCH = 8 }; /* vectors multiplied per weight-row read */
 
 /* f16 -> f32.  Kernels taking weights accept any alignment. */
@@ -127,6 +130,21 @@ void hark_attn64_scores(float *s, const float *q, int ldq, int nq, const float *
 /* out_i (stride ldo) = sum_{j < nk} p[i][j] vp_j, p as s above. */
 void hark_attn64_mix(float *out, int ldo, const float *p, int nq, const float *vp, int nk);
 
+/* The same products in bf16 (attn16.c; AVX512_BF16 only): the encoder's
+ * attention at a lower precision.  Keys packed in blocks of 64 as [32 pairs of
+ * dimensions][64 keys][2] (hark_attn16_keys_u16(nk) bf16 values), values as
+ * [pairs of keys][64][2] (as many); the padding is zero. */
+int hark_attn16_available(void);
+size_t hark_attn16_keys_u16(int nk);
+void hark_attn16_pack_keys(uint16_t *kb, const float *k, int ldk, int nk);
+void hark_attn16_pack_values(uint16_t *vb, const float *v, int ldv, int nk);
+/* s[i][j] (row stride lds) = scale * q_i . k_j, q rounded to bf16. */
+void hark_attn16_scores(float *s, int lds, const float *q, int ldq, int nq, const uint16_t *kb,
+                        int nk, float scale);
+/* out_i = sum_{j < nk} p[i][j] v_j; p (rows at stride lds floats) is rounded to
+ * bf16 in place, each row's bf16 values at its start. */
+void hark_attn16_mix(float *out, int ldo, float *p, int lds, int nq, const uint16_t *vb, int nk);
+
 /* Products y = x . W^T in AVX-512 register tiles (gemm512.c): available when the
  * AVX-512 kernel set is the one in use.  Rows [r0, r0 + nr) of W [rows][k], in
  * any stored type, are packed first into hark_gemm512_packed_floats(nr, k) floats
@@ -167,6 +185,95 @@ size_t hark_attention_scratch(int nq, int nk, int n_head);
  * causal_offset >= 0 masks key j > i + causal_offset; -1 for no mask. */
 void hark_attention(float *out, const float *q, const float *k, const float *v,
                     int nq, int nk, int d, int n_head, int causal_offset, float *scratch);
+/* The same with its products in bf16 (attn16.c) when prec is lower than f32, the
+ * CPU has AVX512_BF16 and the heads are 64 wide; else hark_attention. */
+void hark_attention_at(float *out, const float *q, const float *k, const float *v, int nq, int nk,
+                       int d, int n_head, int causal_offset, float *scratch, hark_prec prec);
 void hark_add(float *y, const float *x, size_t n);
+
+/* ------------------------------------------------------------ lower precisions */
+/* The encoder's products in bf16 or int8 (lowp.c, lowp512.c): the weights packed
+ * once, the activations converted per block of rows, sums in f32 (bf16) or int32
+ * (int8).  AVX512_BF16's vdpbf16ps and AVX512_VNNI's vpdpbusd where the CPU has
+ * them and the AVX-512 set is in use; elsewhere portable C doing the same
+ * arithmetic (int8: the same bits; bf16: the same products, summed in another
+ * order), slower than f32. */
+enum { HARK_PACK_PANEL = 32 }; /* weight rows a panel interleaves */
+typedef struct hark_packed {
+    hark_prec prec;
+    int rows, cols, kp; /* kp: cols padded to pairs (bf16) or quads (int8) with zeros */
+    /* panels of 32 rows (rows past the last zero): bf16 [kp / 2][32][2] uint16,
+     * int8 [kp / 4][32][4] int8 */
+    void *data;
+    float *scale;  /* int8: w[r][k] ~ q[r][k] * scale[r], scale = max |w[r]| / 127 */
+    int32_t *comp; /* int8: 128 * sum_k q[r][k], what the activations' u8 offset adds */
+} hark_packed;
+/* Packs w (any stored type) for prec (bf16 or int8): 0, or HARK_ERR_NOMEM. */
+int hark_pack(hark_packed *p, const hark_weight *w, hark_prec prec);
+void hark_packed_free(hark_packed *p);
+size_t hark_packed_bytes(const hark_packed *p);
+/* Whether this CPU runs prec's instructions with the kernel set in use (f32: 1). */
+int hark_precision_native(hark_prec prec);
+/* Tests: 1 makes the lower precisions run their portable C even where native. */
+void hark_precision_force_portable(int on);
+const char *hark_precision_name(hark_prec prec); /* "f32", "bf16", "int8" */
+/* The precision the calling thread's encoder products run in (as hark_pool_use):
+ * f32 unless set. */
+void hark_precision_use(hark_prec prec);
+hark_prec hark_precision_current(void);
+/* hark_params.precision (enum hark_precision; AUTO decided on this CPU) -> hark_prec;
+ * a value out of range: f32. */
+hark_prec hark_precision_resolve(int asked);
+/* Activations x [m][p->cols] converted for p's products, once for all its
+ * rows: into xc (hark_lowp_x_bytes) and, for int8, each row's scale into sx[m]. */
+size_t hark_lowp_x_bytes(const hark_packed *p, int m);
+void hark_lowp_convert(void *xc, float *sx, const float *x, int m, const hark_packed *p);
+/* y[i][r] (row stride ldy) = x_i . w_r for i < m and rows [r0, r0 + nr) of p
+ * (r0 a multiple of 32), then + bias[r] (bias points at r0's, or NULL) and GELU
+ * when gelu; xc, sx: the m rows as hark_lowp_convert left them.  Each output's
+ * sum runs over k in one fixed order, so any split of rows and outputs gives
+ * the same bits. */
+void hark_lowp_product(float *y, int ldy, const void *xc, const float *sx, int m,
+                       const hark_packed *p, int r0, int nr, const float *bias, int gelu);
+/* The chunk kernels behind it (lowp512.c: native; 0 when this build or CPU has
+ * none): y (+)= x . panels over kc columns from c0, x already converted, mc rows
+ * at stride ldx; int8 sums land in y's memory as int32. */
+int hark_lowp512_bf16(float *y, int ldy, const uint16_t *x, int ldx, int mc, const uint16_t *panels,
+                      int kp, int nr);
+int hark_lowp512_int8(int32_t *y, int ldy, const uint8_t *x, int ldx, int mc, const int8_t *panels,
+                      int kp, int nr);
+/* Activation rows converted as the kernels take them (vectorised where the
+ * AVX-512 set runs, the same bits as the C): bf16 by round to nearest even;
+ * int8 as u8 = round(x / s) + 128 with s = max |x_i| / 127 per row, in sx. */
+void hark_lowp_to_bf16(uint16_t *dst, int ldd, const float *x, int ldx, int m, int k);
+void hark_lowp_to_u8(uint8_t *dst, int ldd, float *sx, const float *x, int ldx, int m, int k);
+/* Their AVX-512 forms (lowp512.c; 0 when this build has none). */
+int hark_lowp512_to_bf16(uint16_t *dst, int ldd, const float *x, int ldx, int m, int k);
+int hark_lowp512_to_u8(uint8_t *dst, int ldd, float *sx, const float *x, int ldx, int m, int k);
+/* int32 sums (in y's memory) -> f32: (sum - comp[r]) * sx[i] * scale[r]. */
+int hark_lowp512_int8_finish(float *y, int ldy, int mc, const float *sx, const float *scale,
+                             const int32_t *comp, int nr);
+/* Products by a packed weight over the thread pool (ops.c): as hark_linear (then
+ * GELU when gelu).  scratch: hark_linear_packed_scratch(p, m) bytes, 64-byte
+ * aligned, for x converted (a fresh allocation of megabytes each time is pages
+ * faulted in each time: a third of the int8 product's time); NULL: allocated. */
+size_t hark_linear_packed_scratch(const hark_packed *p, int m);
+void hark_linear_packed(float *y, const float *x, int m, const hark_packed *p, const float *b,
+                        int gelu, void *scratch);
+/* Several of them on one input, converted once: products of one precision and
+ * width (the encoder's q, k, v: converting h three times was a sixth of bf16's
+ * encoder, every pass a read of x from beyond L2). */
+typedef struct hark_packed_product {
+    float *y;
+    const hark_packed *w;
+    const float *b;
+    int gelu;
+} hark_packed_product;
+void hark_linear_packed_many(const hark_packed_product *p, int n, const float *x, int m,
+                             void *scratch);
+/* Its two halves, for products whose outputs are used in between: x converted
+ * into scratch for p's precision and width, then products over that. */
+void hark_linear_packed_convert(const float *x, int m, const hark_packed *p, void *scratch);
+void hark_linear_packed_run(const hark_packed_product *p, int n, int m, void *scratch);
 
 #endif

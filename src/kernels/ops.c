@@ -21,6 +21,9 @@ enum { BLOCK_ROWS = 256, MIN_TILES = 8, MIN_M_TILE = 128, ROW_ALIGN = 16, ATTN_R
 /* Packing a weight block costs about as much as multiplying a few dozen rows by
  * it: fewer rows than this go to OpenBLAS, which multiplies them unpacked. */
 enum { MIN_PACKED_M = 64 };
+/* Row-wise work in slices of fixed size, so that the threads share it and the
+ * results do not depend on how many there are. */
+enum { SLICE_ROWS = 64 };
 
 typedef struct linear_job {
     float *y;
@@ -34,6 +37,9 @@ typedef struct linear_job {
     int m_tile;   /* activation rows per tile (grid) */
     const int8_t *xq; /* block-quantised weights: x quantised (hark_q8_quantize) */
     const float *d8, *s8;
+    const hark_packed *packed; /* bf16 / int8 weights (hark_linear_packed), */
+    const void *xc;            /* x converted for them, */
+    float *sx;                 /* int8: with each row's scale */
 } linear_job;
 
 static int ceil_div(int a, int b)
@@ -273,6 +279,82 @@ static void linear(float *y, const float *x, int m, const hark_weight *w, const 
     hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, gemm_tile, &job, work);
 }
 
+/* A tile of a product by a packed bf16 or int8 weight. */
+static void lowp_tile(void *arg, int i)
+{
+    const linear_job *j = arg;
+    int r0, nr, m0, mm;
+    tile_bounds(j, i, &r0, &nr, &m0, &mm);
+    hark_lowp_product(j->y + (size_t)m0 * j->w->rows + r0, j->w->rows,
+                      (const char *)j->xc + hark_lowp_x_bytes(j->packed, m0), j->sx ? j->sx + m0 : NULL,
+                      mm, j->packed, r0, nr, j->b ? j->b + r0 : NULL, j->gelu);
+}
+
+static void lowp_convert_slice(void *arg, int i)
+{
+    const linear_job *j = arg;
+    int r0 = i * SLICE_ROWS, r1 = r0 + SLICE_ROWS < j->m ? r0 + SLICE_ROWS : j->m;
+    hark_lowp_convert((char *)j->xc + hark_lowp_x_bytes(j->packed, r0), j->sx ? j->sx + r0 : NULL,
+                      j->x + (size_t)r0 * j->w->cols, r1 - r0, j->packed);
+}
+
+/* The packed f32 path's grid (its outputs, too, are sums over k in an order
+ * no split changes). */
+size_t hark_linear_packed_scratch(const hark_packed *p, int m)
+{
+    size_t x_bytes = (hark_lowp_x_bytes(p, m) + 63) / 64 * 64;
+    return x_bytes + (p->prec == HARK_PREC_INT8 ? sizeof(float) * (size_t)m : 0);
+}
+
+/* The int8 row scales' place in a scratch: after the converted rows. */
+static float *scratch_scales(const hark_packed *p, int m, void *scratch)
+{
+    if (p->prec != HARK_PREC_INT8)
+        return NULL;
+    return (float *)(void *)((char *)scratch + (hark_lowp_x_bytes(p, m) + 63) / 64 * 64);
+}
+
+void hark_linear_packed_convert(const float *x, int m, const hark_packed *p, void *scratch)
+{
+    hark_weight shape = {NULL, HARK_F32, p->rows, p->cols};
+    linear_job job = {.x = x, .m = m, .w = &shape, .packed = p, .xc = scratch,
+                      .sx = scratch_scales(p, m, scratch)};
+    hark_parallel(ceil_div(m, SLICE_ROWS), lowp_convert_slice, &job, (size_t)m * p->cols);
+}
+
+void hark_linear_packed_run(const hark_packed_product *p, int n, int m, void *scratch)
+{
+    for (int i = 0; i < n && m > 0; i++) { /* each product's tiles over the one conversion */
+        hark_weight shape = {NULL, HARK_F32, p[i].w->rows, p[i].w->cols};
+        linear_job job = {.y = p[i].y, .m = m, .w = &shape, .b = p[i].b, .gelu = p[i].gelu,
+                          .packed = p[i].w, .xc = scratch, .sx = scratch_scales(p[i].w, m, scratch)};
+        packed_grid(&job);
+        hark_parallel(ceil_div(m, job.m_tile) * job.n_blocks, lowp_tile, &job,
+                      (size_t)m * shape.rows * shape.cols);
+    }
+}
+
+void hark_linear_packed_many(const hark_packed_product *p, int n, const float *x, int m,
+                             void *scratch)
+{
+    if (m <= 0 || n <= 0)
+        return;
+    void *own = scratch ? NULL : malloc(hark_linear_packed_scratch(p[0].w, m));
+    void *xc = scratch ? scratch : own;
+    if (!xc)
+        return;
+    hark_linear_packed_convert(x, m, p[0].w, xc);
+    hark_linear_packed_run(p, n, m, xc);
+    free(own);
+}
+
+void hark_linear_packed(float *y, const float *x, int m, const hark_packed *p, const float *b,
+                        int gelu, void *scratch)
+{
+    hark_packed_product one = {y, p, b, gelu};
+    hark_linear_packed_many(&one, 1, x, m, scratch);
+}
+
 void hark_linear(float *y, const float *x, int m, const hark_weight *w, const float *b)
 {
     linear(y, x, m, w, b, 0);
@@ -295,9 +377,6 @@ static void layer_norm_rows(float *y, const float *x, int r0, int r1, int d, con
         hark_layer_norm_row(y + (size_t)i * d, x + (size_t)i * d, d, g, b);
 }
 
-/* Row-wise work in slices of fixed size, so that the threads share it and the
- * results do not depend on how many there are. */
-enum { SLICE_ROWS = 64 };
 
 typedef struct rows_job {
     float *y;
@@ -329,7 +408,8 @@ typedef struct attn_job {
     float *out;
     const float *q, *k, *v;
     int nq, nk, d, dh, causal_offset, n_head, slots;
-    int tiled;      /* hark_attn64 register tiles instead of OpenBLAS */
+    int tiled;      /* hark_attn64 register tiles instead of OpenBLAS, */
+    int bf16;       /* or hark_attn16's (the thread's precision lower than f32) */
     float *scratch; /* slot_floats() per slot */
 } attn_job;
 
@@ -386,12 +466,31 @@ static void attention_rows_tiled(const attn_job *a, int h, int q0, int nq, float
     hark_attn64_mix(a->out + (size_t)q0 * d + h * dh, d, s, nq, vp, a->nk);
 }
 
+/* The same in bf16 (attn16.c), keys and values packed as it takes them. */
+static void attention_rows_bf16(const attn_job *a, int h, int q0, int nq, float *s,
+                                const uint16_t *kb, const uint16_t *vb)
+{
+    int d = a->d, dh = a->dh, lds = hark_attn64_keys(a->nk);
+    hark_attn16_scores(s, lds, a->q + (size_t)q0 * d + h * dh, d, nq, kb, a->nk,
+                       1.0f / sqrtf((float)dh));
+    mask_and_softmax(a, q0, nq, s, lds);
+    hark_attn16_mix(a->out + (size_t)q0 * d + h * dh, d, s, lds, nq, vb, a->nk);
+}
+
 /* Blocks of ATTN_ROWS queries: the scores of a block stay in cache, and the
  * encoder's 1500 x 1500 matrix of a head is never materialised whole. */
 static void attention_head(const attn_job *a, int h, float *s)
 {
     float *kt = s + (size_t)block_rows(a->nq) * hark_attn64_keys(a->nk);
     float *vp = kt + (size_t)HARK_ATTN64_HEAD * hark_attn64_keys(a->nk);
+    if (a->bf16) { /* bf16 keys and values take half of kt and vp's room */
+        uint16_t *kb = (uint16_t *)(void *)kt, *vb = (uint16_t *)(void *)vp;
+        hark_attn16_pack_keys(kb, a->k + h * a->dh, a->d, a->nk);
+        hark_attn16_pack_values(vb, a->v + h * a->dh, a->d, a->nk);
+        for (int q0 = 0; q0 < a->nq; q0 += ATTN_ROWS)
+            attention_rows_bf16(a, h, q0, block_rows(a->nq - q0), s, kb, vb);
+        return;
+    }
     if (a->tiled) {
         hark_attn64_pack_keys(kt, a->k + h * a->dh, a->d, a->nk);
         hark_attn64_pack_values(vp, a->v + h * a->dh, a->d, a->nk);
@@ -422,8 +521,16 @@ size_t hark_attention_scratch(int nq, int nk, int n_head)
 void hark_attention(float *out, const float *q, const float *k, const float *v, int nq, int nk,
                     int d, int n_head, int causal_offset, float *scratch)
 {
+    hark_attention_at(out, q, k, v, nq, nk, d, n_head, causal_offset, scratch, HARK_PREC_F32);
+}
+
+void hark_attention_at(float *out, const float *q, const float *k, const float *v, int nq, int nk,
+                       int d, int n_head, int causal_offset, float *scratch, hark_prec prec)
+{
     int slots = hark_pool_threads() < n_head ? hark_pool_threads() : n_head;
     int tiled = nq > 1 && d / n_head == HARK_ATTN64_HEAD && hark_attn64_available();
-    attn_job a = {out, q, k, v, nq, nk, d, d / n_head, causal_offset, n_head, slots, tiled, scratch};
+    int bf16 = tiled && prec != HARK_PREC_F32 && hark_attn16_available();
+    attn_job a = {out, q, k, v, nq, nk, d, d / n_head, causal_offset, n_head, slots, tiled, bf16,
+                  scratch};
     hark_parallel(slots, attention_slot, &a, (size_t)nq * nk * d * 2);
 }

@@ -49,6 +49,7 @@ void hark_model_free(hark_model *m)
     free(m->enc);
     free(m->dec);
     free(m->suppress);
+    hark_packed_cache_free(m->packed);
     hark_vocab_free(&m->vocab);
     free(m);
 }

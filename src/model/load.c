@@ -88,6 +88,8 @@ hark_model *hark_model_load(const char *path, char *err, size_t errlen)
         rc = hark_fail(&e, HARK_ERR_NOMEM, "%s: out of memory", path);
     if (!rc && m->n_alignment_heads == 0)
         default_alignment_heads(m);
+    if (!rc && !(m->packed = hark_packed_cache_new()))
+        rc = hark_fail(&e, HARK_ERR_NOMEM, "%s: out of memory", path);
     if (rc) {
         if (err && errlen)
             snprintf(err, errlen, "%s", e.msg);

@@ -5,6 +5,7 @@
 #define HARK_MODEL_H
 
 #include "base/base.h"
+#include "kernels/kernels.h" /* hark_packed */
 
 /* ------------------------------------------------------------ vocabulary */
 
@@ -68,12 +69,28 @@ struct hark_model {
     int alignment_heads[64][2];
     int n_alignment_heads;
     hark_vocab vocab;
+    struct hark_packed_cache *packed; /* lower-precision encoder weights (packed.c) */
     /* ownership */
     hark_map *maps;
     int n_maps;
     void **owned;
     int n_owned, cap_owned;
 };
+
+/* The encoder's matrices packed for a lower precision (packed.c), made on the
+ * first call for prec and kept until the model is freed: conv1, conv2, then
+ * HARK_ENC_PACKED a layer (q, k, v, o, fc1, fc2), then each decoder layer's
+ * cross-attention K and V projections (which run once a window, on the
+ * encoder's output).  NULL for f32, out of memory, or a model without a cache
+ * (one hark_model_load did not make). */
+enum { HARK_ENC_PACKED = 6 };
+typedef struct hark_packed_cache hark_packed_cache;
+hark_packed_cache *hark_packed_cache_new(void);
+void hark_packed_cache_free(hark_packed_cache *c);
+const hark_packed *hark_model_packed(const hark_model *m, hark_prec prec);
+int hark_model_packed_count(const hark_model *m); /* matrices in such a set */
+/* Bytes of that set (packing it if not yet done). */
+size_t hark_model_packed_bytes(const hark_model *m, hark_prec prec);
 
 /* A tensor as a loader found it: torch-order shape, stored type, raw bytes. */
 typedef struct hark_raw_tensor {

@@ -52,6 +52,7 @@ typedef struct hark_cross {
      * K/V in f16 too) */
     uint16_t *k16, *v16;
     float *staging;            /* [n_audio_ctx][d]: one projection before packing */
+    void *lowp;                /* at a lower precision: the encoder output converted */
     long computations;         /* how often they were projected (tests) */
 } hark_cross;
 

@@ -45,6 +45,7 @@ void hark_cross_free(hark_cross *c)
     free(c->k16);
     free(c->v16);
     free(c->staging);
+    free(c->lowp);
     memset(c, 0, sizeof *c);
 }
 
@@ -119,10 +120,39 @@ static void key_scores(float *y, const float *q, int m, const uint16_t *k, int d
                       tile_width(start, ac, KEY_TILE));
 }
 
+/* At a lower precision (the thread's, with its packed set): the encoder's output
+ * converted once, then each layer's K and V projected from it; 0 when done,
+ * -1 to take the f32 path (f32, no set, no memory). */
+static int cross_set_lowp(const hark_model *m, hark_cross *c, const float *enc_out)
+{
+    const hark_packed *pk = hark_model_packed(m, hark_precision_current());
+    int ac = m->hp.n_audio_ctx, d = m->hp.n_text_state, heads = m->hp.n_text_head;
+    int at = hark_model_packed_count(m) - 2 * m->hp.n_text_layer; /* the first cross K */
+    if (!pk || (!c->lowp && !(c->lowp = malloc(hark_linear_packed_scratch(&pk[at], ac)))))
+        return -1;
+    hark_linear_packed_convert(enc_out, ac, &pk[at], c->lowp);
+    for (int l = 0; l < m->hp.n_text_layer; l++) {
+        const hark_attn *a = &m->dec[l].cross;
+        size_t off = (size_t)l * ac * d;
+        hark_packed_product k = {c->k ? c->k + off : c->staging, &pk[at + 2 * l], NULL, 0};
+        hark_packed_product v = {c->v ? c->v + off : c->staging, &pk[at + 2 * l + 1], a->v_b, 0};
+        hark_linear_packed_run(&k, 1, ac, c->lowp);
+        if (!c->k)
+            pack_heads(c->k16 + off, c->staging, ac, d, heads, KEY_TILE);
+        hark_linear_packed_run(&v, 1, ac, c->lowp);
+        if (!c->k)
+            pack_heads(c->v16 + off, c->staging, ac, d, heads, ac);
+    }
+    c->computations++;
+    return 0;
+}
+
 void hark_cross_set(const hark_model *m, hark_cross *c, const float *enc_out)
 {
     size_t d = (size_t)m->hp.n_text_state, ac = (size_t)m->hp.n_audio_ctx;
     int heads = m->hp.n_text_head;
+    if (hark_precision_current() != HARK_PREC_F32 && cross_set_lowp(m, c, enc_out) == 0)
+        return;
     for (int l = 0; l < m->hp.n_text_layer; l++) {
         const hark_attn *a = &m->dec[l].cross;
         if (c->k) {

@@ -90,4 +90,21 @@ done
 expect_error "hark: $TMP/missing: No such file or directory" bench -m $TMP/missing --reps 1
 "$HARK" bench -m $M --reps 0 >$TMP/out 2>$TMP/err
 expect_eq "bench --reps 0 exit" $? 2
+
+# --precisions: the encoder at each, interleaved, with its CPU time and its ratio to the first
+"$HARK" bench -m $M --reps 1 --precisions f32,bf16,int8 --json >$TMP/prec 2>$TMP/err
+expect_eq "bench --precisions exit" $? 0
+for p in f32 bf16 int8; do
+    for k in encoder_ms cpu_ms vs_first cpu_vs_first peak_pct; do
+        v=$(jq -r ".encoder_by_precision.$p.$k" $TMP/prec)
+        if [ -n "$v" ] && positive "$v"; then ok; else bad "--precisions $p.$k: [$v] is not a positive number"; fi
+    done
+done
+expect_eq "the first precision against itself" "$(jq -r '.encoder_by_precision.f32.vs_first' $TMP/prec)" 1
+expect_eq "the stages' precision" "$(jq -r '.precision' $TMP/prec)" f32
+"$HARK" bench -m $M --reps 1 --precision int8 --json | jq -r .precision >$TMP/p
+expect_eq "bench --precision int8" "$(cat $TMP/p)" int8
+"$HARK" bench -m $M --precisions f32,fp8 >$TMP/out 2>$TMP/err
+expect_eq "bench --precisions fp8 exit" $? 2
+expect_eq "bench --precisions fp8 message" "$(cat $TMP/err)" "hark: bench: --precisions takes a list of auto, f32, bf16, int8 (at most 8), not f32,fp8 (see hark bench --help)"
 summary test_bench.sh

@@ -364,4 +364,17 @@ if [ -d models ] && ls models/*/config.json >/dev/null 2>&1; then skip "a defaul
 expect_eq "no model exit" $rc 1
 expect_eq "no model message" "$(cat "$TMP/err")" "hark: no model given and none found in models/: pass -m MODEL (a Hugging Face Whisper directory or a whisper.cpp .bin)"
 fi
+# --precision: a bad name says what it takes; on the default model bf16 and int8 give
+# f32's text for sample01 (docs/perf-log.md lists the files where they do not)
+"$HARK" -m $M/hf-f32 --precision fp8 $CLIP >"$TMP/out" 2>"$TMP/err"
+expect_eq "--precision fp8 exit" $? 2
+expect_eq "--precision fp8 message" "$(cat "$TMP/err")" "hark: --precision takes auto, f32, bf16 or int8, not fp8 (see hark --help)"
+if ls models/hark-en-tiny/config.json >/dev/null 2>&1; then
+    S=samples/sample01-en-us.wav
+    "$HARK" -m models/hark-en-tiny $G --precision f32 $S >"$TMP/f32.txt"
+    for p in bf16 int8 auto; do
+        "$HARK" -m models/hark-en-tiny $G --precision $p $S >"$TMP/p.txt"
+        cmp -s "$TMP/f32.txt" "$TMP/p.txt" && ok || bad "--precision $p: sample01's text differs from f32's"
+    done
+fi
 summary cli
