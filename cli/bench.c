@@ -36,18 +36,20 @@
 enum { PROBE_RUNS = 10 }; /* best of: a busy machine interrupts some runs */
 
 const char cli_bench_usage[] =
-    "usage: hark bench -m MODEL [-t N] [--reps R] [--json]\n"
+    "usage: hark bench -m MODEL [-t N] [--reps R] [--json] [--verbose]\n"
     "       hark bench --audio FILE -m MODEL [-t N] [--json] [decoding options]\n"
     "  Times the encoder (one 30 s window), single-token decode, 5-sequence batched\n"
     "  decode and a 256-token prompt (medians of R repetitions, default 3), and measures\n"
     "  the machine's sgemm GFLOP/s and memory bandwidth in the same run.  --audio\n"
-    "  transcribes FILE and reports the real-time factor.  HARK_BENCH_QUICK=1 shrinks\n"
+    "  transcribes FILE and reports the real-time factor.  --verbose adds decode's time\n"
+    "  by part (self-attention, cross-attention, MLP, logits) with each part's bytes read\n"
+    "  and share of the bandwidth (--json always has them).  HARK_BENCH_QUICK=1 shrinks\n"
     "  the machine probes.\n";
 
 typedef struct bench_options {
     cli_options cli;
     const char *audio;
-    int reps, json, quick;
+    int reps, json, quick, verbose;
 } bench_options;
 
 typedef struct bench_result {
@@ -193,6 +195,21 @@ static void print_json(cJSON *obj)
     cJSON_Delete(obj);
 }
 
+static void add_parts_json(cJSON *j, const bench_result *r)
+{
+    cJSON *parts = cJSON_AddArrayToObject(j, "decode_parts");
+    for (int k = 0; parts && k < HARK_BENCH_PARTS; k++) {
+        const hark_bench_part *p = &r->st.decode_parts[k];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "part", p->name);
+        add_number(o, "ms_per_token", p->ms_per_token);
+        add_number(o, "mb_per_token", p->mb_per_token);
+        double gbs = p->ms_per_token > 0 ? p->mb_per_token / p->ms_per_token : 0;
+        add_number(o, "bandwidth_pct", r->bandwidth_gbs > 0 ? 100 * gbs / r->bandwidth_gbs : 0);
+        cJSON_AddItemToArray(parts, o);
+    }
+}
+
 static void print_model_json(const bench_options *o, const bench_result *r)
 {
     cJSON *j = cJSON_CreateObject();
@@ -223,6 +240,7 @@ static void print_model_json(const bench_options *o, const bench_result *r)
     add_number(j, "decode_bandwidth_pct", r->decode_bandwidth_pct);
     add_number(j, "decode_read_mb", r->st.decode_read_mb);
     add_number(j, "decode_read_pct", r->decode_read_pct);
+    add_parts_json(j, r);
     print_json(j);
 }
 
@@ -269,6 +287,24 @@ static void print_model_table(const bench_options *o, const bench_result *r)
     row("decode reads", r->decode_read_pct, "%", note);
 }
 
+/* --verbose: where a decoding step's time goes, each part's reads per token and
+ * the rate they make, as a share of the bandwidth; the total is the parts' sum. */
+static void print_parts(const bench_result *r)
+{
+    const hark_bench_part *p = r->st.decode_parts;
+    double ms = 0, mb = 0, bw = r->bandwidth_gbs;
+    for (int k = 0; k < HARK_BENCH_PARTS; k++)
+        ms += p[k].ms_per_token, mb += p[k].mb_per_token;
+    printf("  decode by part       ms/token   share   MB/token   GB/s   of bandwidth\n");
+    for (int k = 0; k <= HARK_BENCH_PARTS; k++) {
+        const char *name = k < HARK_BENCH_PARTS ? p[k].name : "all parts";
+        double t = k < HARK_BENCH_PARTS ? p[k].ms_per_token : ms;
+        double b = k < HARK_BENCH_PARTS ? p[k].mb_per_token : mb, gbs = t > 0 ? b / t : 0;
+        printf("    %-18s %8.3f %6.1f %% %9.2f %7.2f %7.1f %%\n", name, t, ms > 0 ? 100 * t / ms : 0,
+               b, gbs, bw > 0 ? 100 * gbs / bw : 0);
+    }
+}
+
 static int bench_model(const bench_options *o)
 {
     bench_result r;
@@ -288,6 +324,8 @@ static int bench_model(const bench_options *o)
         print_model_json(o, &r);
     else
         print_model_table(o, &r);
+    if (!o->json && o->verbose)
+        print_parts(&r);
     return 0;
 }
 
@@ -359,6 +397,8 @@ static int parse_bench_args(bench_options *o, int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--json")) {
             o->json = 1;
+        } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+            o->verbose = 1;
         } else if (v && !strcmp(a, "--reps")) {
             long reps = strtol(v, &end, 10);
             if (!*v || *end || reps < 1 || reps > 1000)
