@@ -118,9 +118,7 @@ static void timestamp_rules(const hark_model *m, const hark_decode_opts *o, floa
     /* when timestamps are likelier together than any text token, sample one */
     double lse = log_sum_exp(logits, 0, V);
     double ts = log_sum_exp(logits, tb, V) - lse;
-    float text_max = -INFINITY;
-    for (int i = 0; i < tb; i++)
-        text_max = logits[i] > text_max ? logits[i] : text_max;
+    float text_max = hark_vocab_max(logits, tb);
     if (ts > (double)text_max - lse)
         fill(logits, 0, tb, -INFINITY);
 }
@@ -160,15 +158,6 @@ void hark_apply_filters(const hark_model *m, const hark_decode_opts *o, float *l
 
 /* ---------------------------------------------------------- selection */
 
-static int argmax(const float *x, int n)
-{
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[best])
-            best = i;
-    return best;
-}
-
 static uint64_t next_random(uint64_t *state) /* splitmix64 */
 {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
@@ -180,7 +169,7 @@ static uint64_t next_random(uint64_t *state) /* splitmix64 */
 /* A draw from softmax(logits / t). */
 static int sample(const float *logits, int n, float t, uint64_t *rng)
 {
-    float mx = logits[argmax(logits, n)];
+    float mx = logits[hark_vocab_argmax(logits, n)];
     double total = 0;
     for (int i = 0; i < n; i++)
         total += logits[i] == -INFINITY ? 0 : exp(((double)logits[i] - mx) / t);
@@ -319,7 +308,7 @@ static int decode_independent(const hark_model *m, const hark_decode_opts *o, se
             live++;
             hark_apply_filters(m, o, s->logits, s->w.tokens, s->w.n);
             int tok = o->temperature > 0 ? sample(s->logits, V, o->temperature, &rng)
-                                         : argmax(s->logits, V);
+                                         : hark_vocab_argmax(s->logits, V);
             double lp = s->logits[tok] - log_sum_exp(s->logits, 0, V);
             rc = pending_add(m, p, s, tok, lp);
         }
@@ -359,20 +348,9 @@ static int by_score(const void *a, const void *b)
 static int top_candidates(const float *logits, int V, int k, double base, int source,
                           candidate *c, int at)
 {
-    /* one pass keeping the k best, ordered by logit then by lower token id */
-    int top[65] = {0}, n = 0;
-    if (k > 65)
-        k = 65;
-    for (int t = 0; t < V; t++) {
-        if (logits[t] == -INFINITY || (n == k && logits[t] <= logits[top[n - 1]]))
-            continue;
-        int i = n < k ? n++ : k - 1;
-        while (i > 0 && logits[top[i - 1]] < logits[t]) {
-            top[i] = top[i - 1];
-            i--;
-        }
-        top[i] = t;
-    }
+    /* the k best, ordered by logit then by lower token id */
+    int top[65] = {0};
+    int n = hark_vocab_top_k(logits, V, k < 65 ? k : 65, top);
     double lse = log_sum_exp(logits, 0, V);
     for (int j = 0; j < n; j++) {
         double lp = logits[top[j]] - lse;
