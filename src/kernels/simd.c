@@ -433,6 +433,32 @@ vecmat16_sweep_avx512(float *y, size_t ldy, const float *x, const int m, const u
                 _mm512_storeu_ps(y + (size_t)j * ldy + c + 16 * b, acc[b][j]);          \
     }
 
+/* The last n < 16 columns (w and y point at the first of them), masked, one
+ * vector per x: each lane sums its column in the order of r with a multiply,
+ * then an add, rounded apart, as the scalar loop this replaced did (the same
+ * bits; a fused multiply-add would round once).  That loop's chain of adds, 64
+ * long a column, cost as much as the whole tile's 128 columns (a head's last
+ * tile of keys is 1500 % 128 = 92 frames: 12 columns after the chunks). */
+AVX512 static inline __attribute__((always_inline)) void
+vecmat16_last_avx512(float *y, size_t ldy, const float *x, const int m, const uint16_t *w,
+                     int rows, int cols, int n)
+{
+    __mmask16 tail = (__mmask16)((1u << n) - 1);
+    __m512 acc[HARK_MAX_BATCH];
+#pragma GCC unroll 8
+    for (int j = 0; j < m; j++)
+        acc[j] = _mm512_setzero_ps();
+    for (int r = 0; r < rows; r++) {
+        __m512 wv = _mm512_cvtph_ps(LOADW_MASKED(w + (size_t)r * cols));
+#pragma GCC unroll 8
+        for (int j = 0; j < m; j++)
+            acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(_mm512_set1_ps(x[(size_t)j * rows + r]), wv));
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < m; j++)
+        STOREY_MASKED(y + (size_t)j * ldy, acc[j]);
+}
+
 /* y[j][c] = sum_r x[j][r] W[r][c] in registers: as many column chunks at once as
  * keep 8 or more accumulators within the 32 registers, then fewer.  From 4
  * vectors on the sweep is faster; for 1 to 3 it was slower (a head's scores,
@@ -452,16 +478,8 @@ vecmat16_m_avx512(float *y, size_t ldy, const float *x, const int m, const uint1
     }
     VECMAT16_COLUMNS(2)
     VECMAT16_COLUMNS(1)
-    for (; c < cols; c++) /* the last columns one by one */
-        for (int j = 0; j < m; j++) {
-            float s = 0;
-            for (int r = 0; r < rows; r++) {
-                uint16_t h;
-                memcpy(&h, w + (size_t)r * cols + c, 2);
-                s += x[(size_t)j * rows + r] * f16_table[h];
-            }
-            y[(size_t)j * ldy + c] = s;
-        }
+    if (c < cols)
+        vecmat16_last_avx512(y + c, ldy, x, m, w + c, rows, cols, cols - c);
 }
 
 AVX512 static void vecmat16_avx512(float *y, size_t ldy, const float *x, int m, const uint16_t *w,
