@@ -166,19 +166,23 @@ static uint64_t next_random(uint64_t *state) /* splitmix64 */
     return z ^ (z >> 31);
 }
 
-/* A draw from softmax(logits / t). */
-static int sample(const float *logits, int n, float t, uint64_t *rng)
+/* A draw from softmax(logits / t).  Each weight exp((l - max) / t) is made
+ * once, into w[n], and read again by the scan: making it twice (libm's exp, a
+ * logit each time) was most of a sampled step's search. */
+static int sample(const float *logits, int n, float t, uint64_t *rng, double *w)
 {
     float mx = logits[hark_vocab_argmax(logits, n)];
     double total = 0;
-    for (int i = 0; i < n; i++)
-        total += logits[i] == -INFINITY ? 0 : exp(((double)logits[i] - mx) / t);
+    for (int i = 0; i < n; i++) {
+        w[i] = logits[i] == -INFINITY ? 0 : exp(((double)logits[i] - mx) / t);
+        total += w[i];
+    }
     double u = (double)(next_random(rng) >> 11) / 9007199254740992.0 * total, acc = 0;
     int last = 0;
     for (int i = 0; i < n; i++) {
         if (logits[i] == -INFINITY)
             continue;
-        acc += exp(((double)logits[i] - mx) / t);
+        acc += w[i];
         last = i;
         if (u < acc)
             return i;
@@ -268,6 +272,7 @@ typedef struct pending {
     hark_kv *kv[HARK_MAX_BEAMS];
     int tok[HARK_MAX_BEAMS], n;
     float *logits; /* [HARK_MAX_BEAMS][n_vocab] */
+    double *weights; /* [n_vocab]: a draw's weights (sample) */
 } pending;
 
 static int pending_add(const hark_model *m, pending *p, seq *s, int tok, double lp)
@@ -307,7 +312,7 @@ static int decode_independent(const hark_model *m, const hark_decode_opts *o, se
                 continue;
             live++;
             hark_apply_filters(m, o, s->logits, s->w.tokens, s->w.n);
-            int tok = o->temperature > 0 ? sample(s->logits, V, o->temperature, &rng)
+            int tok = o->temperature > 0 ? sample(s->logits, V, o->temperature, &rng, p->weights)
                                          : hark_vocab_argmax(s->logits, V);
             double lp = s->logits[tok] - log_sum_exp(s->logits, 0, V);
             rc = pending_add(m, p, s, tok, lp);
@@ -528,6 +533,28 @@ hark_decoder *hark_decoder_new(void)
     return calloc(1, sizeof(hark_decoder));
 }
 
+static void pending_free(pending *p)
+{
+    if (p) {
+        free(p->logits);
+        free(p->weights);
+    }
+    free(p);
+}
+
+/* The batch buffers of model m, NULL when out of memory. */
+static pending *pending_new(const hark_model *m)
+{
+    pending *p = calloc(1, sizeof(pending));
+    size_t V = (size_t)m->hp.n_vocab;
+    if (p && (!(p->logits = malloc(sizeof(float) * HARK_MAX_BEAMS * V)) ||
+              !(p->weights = malloc(sizeof(double) * V)))) {
+        pending_free(p);
+        return NULL;
+    }
+    return p;
+}
+
 void hark_decoder_free(hark_decoder *d)
 {
     if (!d)
@@ -535,9 +562,7 @@ void hark_decoder_free(hark_decoder *d)
     for (int i = 0; i < d->n; i++)
         seq_free(&d->seqs[i]);
     free(d->seqs);
-    if (d->p)
-        free(d->p->logits);
-    free(d->p);
+    pending_free(d->p);
     free(d);
 }
 
@@ -549,13 +574,10 @@ static int decoder_prepare(hark_decoder *d, const hark_model *m, const hark_cros
             seq_free(&d->seqs[i]);
         d->n = 0;
         d->model = m;
-        if (d->p)
-            free(d->p->logits);
-        free(d->p);
+        pending_free(d->p);
         d->p = NULL;
     }
-    if (!d->p && (!(d->p = calloc(1, sizeof(pending))) ||
-                  !(d->p->logits = malloc(sizeof(float) * HARK_MAX_BEAMS * (size_t)m->hp.n_vocab))))
+    if (!d->p && !(d->p = pending_new(m)))
         return HARK_ERR_NOMEM;
     if (n > d->n) {
         seq *s = realloc(d->seqs, sizeof(seq) * (size_t)n);
