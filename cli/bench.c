@@ -37,21 +37,24 @@ enum { PROBE_RUNS = 10 }; /* best of: a busy machine interrupts some runs */
 
 const char cli_bench_usage[] =
     "usage: hark bench -m MODEL [-t N] [--reps R] [--precision P] [--precisions LIST] [--json]\n"
+    "                  [--verbose]\n"
     "       hark bench --audio FILE -m MODEL [-t N] [--json] [decoding options]\n"
     "  Times the encoder (one 30 s window), single-token decode, 5-sequence batched\n"
     "  decode and a 256-token prompt (medians of R repetitions, default 3), and measures\n"
     "  the machine's sgemm GFLOP/s and memory bandwidth in the same run.  --precisions\n"
     "  f32,bf16,int8 also times the encoder at each (7 rounds, interleaved; medians),\n"
     "  against the first and as a percentage of the f32 sgemm peak, and its CPU time\n"
-    "  (steadier on a shared machine).  --audio\n"
-    "  transcribes FILE and reports the real-time factor.  HARK_BENCH_QUICK=1 shrinks\n"
+    "  (steadier on a shared machine).  --verbose adds decode's time by part\n"
+    "  (self-attention, cross-attention, MLP, logits) with each part's bytes read and\n"
+    "  share of the bandwidth (--json always has them).  --audio transcribes FILE and\n"
+    "  reports the real-time factor.  HARK_BENCH_QUICK=1 shrinks\n"
     "  the machine probes.\n";
 
 enum { CLI_BENCH_PRECISIONS = 8, PRECISION_ROUNDS = 7 };
 typedef struct bench_options {
     cli_options cli;
     const char *audio;
-    int reps, json, quick;
+    int reps, json, quick, verbose;
     int precisions[CLI_BENCH_PRECISIONS], n_precisions; /* --precisions */
 } bench_options;
 
@@ -233,6 +236,21 @@ static void print_json(cJSON *obj)
     cJSON_Delete(obj);
 }
 
+static void add_parts_json(cJSON *j, const bench_result *r)
+{
+    cJSON *parts = cJSON_AddArrayToObject(j, "decode_parts");
+    for (int k = 0; parts && k < HARK_BENCH_PARTS; k++) {
+        const hark_bench_part *p = &r->st.decode_parts[k];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "part", p->name);
+        add_number(o, "ms_per_token", p->ms_per_token);
+        add_number(o, "mb_per_token", p->mb_per_token);
+        double gbs = p->ms_per_token > 0 ? p->mb_per_token / p->ms_per_token : 0;
+        add_number(o, "bandwidth_pct", r->bandwidth_gbs > 0 ? 100 * gbs / r->bandwidth_gbs : 0);
+        cJSON_AddItemToArray(parts, o);
+    }
+}
+
 static void print_model_json(const bench_options *o, const bench_result *r)
 {
     cJSON *j = cJSON_CreateObject();
@@ -275,6 +293,7 @@ static void print_model_json(const bench_options *o, const bench_result *r)
             add_number(e, "cpu_vs_first", r->precision_cpu_ms[0] / r->precision_cpu_ms[p]);
         }
     }
+    add_parts_json(j, r);
     print_json(j);
 }
 
@@ -339,6 +358,24 @@ static void print_model_table(const bench_options *o, const bench_result *r)
     print_precisions_table(o, r);
 }
 
+/* --verbose: where a decoding step's time goes, each part's reads per token and
+ * the rate they make, as a share of the bandwidth; the total is the parts' sum. */
+static void print_parts(const bench_result *r)
+{
+    const hark_bench_part *p = r->st.decode_parts;
+    double ms = 0, mb = 0, bw = r->bandwidth_gbs;
+    for (int k = 0; k < HARK_BENCH_PARTS; k++)
+        ms += p[k].ms_per_token, mb += p[k].mb_per_token;
+    printf("  decode by part       ms/token   share   MB/token   GB/s   of bandwidth\n");
+    for (int k = 0; k <= HARK_BENCH_PARTS; k++) {
+        const char *name = k < HARK_BENCH_PARTS ? p[k].name : "all parts";
+        double t = k < HARK_BENCH_PARTS ? p[k].ms_per_token : ms;
+        double b = k < HARK_BENCH_PARTS ? p[k].mb_per_token : mb, gbs = t > 0 ? b / t : 0;
+        printf("    %-18s %8.3f %6.1f %% %9.2f %7.2f %7.1f %%\n", name, t, ms > 0 ? 100 * t / ms : 0,
+               b, gbs, bw > 0 ? 100 * gbs / bw : 0);
+    }
+}
+
 static int bench_model(const bench_options *o)
 {
     bench_result r;
@@ -358,6 +395,8 @@ static int bench_model(const bench_options *o)
         print_model_json(o, &r);
     else
         print_model_table(o, &r);
+    if (!o->json && o->verbose)
+        print_parts(&r);
     return 0;
 }
 
@@ -444,6 +483,8 @@ static int parse_bench_args(bench_options *o, int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--json")) {
             o->json = 1;
+        } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+            o->verbose = 1;
         } else if (v && !strcmp(a, "--reps")) {
             long reps = strtol(v, &end, 10);
             if (!*v || *end || reps < 1 || reps > 1000)

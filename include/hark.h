@@ -397,6 +397,15 @@ char *hark_explain_json(const hark_explain *x);
 /* ------------------------------------------------------------ benchmarks */
 
 enum { HARK_BENCH_BATCH = 5 }; /* sequences the batched-decode stage steps together */
+/* One part of a decoding step, timed in a separate run of the decode stage (its
+ * clock reads left out of decode_ms_per_token): time per token and the bytes it
+ * reads per token (weights in their stored type; the self-attention KV cache at
+ * the stage's mean length; the cross-attention K/V). */
+enum { HARK_BENCH_PARTS = 4 }; /* self-attention, cross-attention, MLP, logits */
+typedef struct hark_bench_part {
+    const char *name;
+    double ms_per_token, mb_per_token;
+} hark_bench_part;
 /* A model's stages as hark bench times them (whisper.cpp's bench protocol): each the
  * median of reps runs on pseudo-random input, on a thread pool of n_threads. */
 typedef struct hark_bench_stages {
@@ -410,6 +419,7 @@ typedef struct hark_bench_stages {
     double encoder_gflop;      /* the work of one encoder window */
     double decode_weight_mb;   /* the weights one decoded token reads */
     double decode_read_mb;     /* the same, and every layer's cross-attention K/V */
+    hark_bench_part decode_parts[HARK_BENCH_PARTS];
 } hark_bench_stages;
 int hark_bench_model(const hark_model *model, int n_threads, int reps, int precision,
                      hark_bench_stages *out);

@@ -134,12 +134,14 @@ static double time_encoder(bench_state *s)
 }
 
 /* steps single-token calls from an empty cache, all with token 0 as
- * whisper.cpp's bench does; returns ms or a negative value. */
-static double time_decode(bench_state *s, int steps)
+ * whisper.cpp's bench does; returns ms or a negative value.  split: NULL, or
+ * where the parts' times are added. */
+static double time_decode(bench_state *s, int steps, hark_decode_split *split)
 {
     hark_kv kv;
     if (hark_kv_init(&kv, s->m, &s->cross))
         return -1;
+    kv.split = split;
     int token = 0, rc = 0;
     double t0 = 1e3 * hark_now_s();
     for (int i = 0; i < steps && !rc; i++)
@@ -188,7 +190,7 @@ static double time_stage(bench_state *s, stage which, int count)
 {
     switch (which) {
     case STAGE_ENCODER: return time_encoder(s);
-    case STAGE_DECODE: return time_decode(s, count);
+    case STAGE_DECODE: return time_decode(s, count, NULL);
     case STAGE_BATCH: return time_batch(s, count);
     default: return time_prompt(s, count);
     }
@@ -208,6 +210,45 @@ static double median_stage(bench_state *s, stage which, int count)
     return result;
 }
 
+/* ------------------------------------------------------------ the parts of a step */
+
+/* What each part of a step reads per token, over steps steps from an empty
+ * cache (the self-attention K and V of a layer at the mean length, (steps + 1) / 2). */
+static void part_bytes(const hark_model *m, const hark_cross *c, int steps, hark_bench_part *p)
+{
+    double self = 0, cross = cross_kv_bytes(m, c), mlp = 0;
+    double cache = 2.0 * m->hp.n_text_state * sizeof(float) * (steps + 1) / 2;
+    for (int l = 0; l < m->hp.n_text_layer; l++) {
+        const hark_block *b = &m->dec[l];
+        self += weight_bytes(&b->attn.q) + weight_bytes(&b->attn.k) + weight_bytes(&b->attn.v) +
+                weight_bytes(&b->attn.o) + cache;
+        cross += weight_bytes(&b->cross.q) + weight_bytes(&b->cross.o);
+        mlp += weight_bytes(&b->fc1) + weight_bytes(&b->fc2);
+    }
+    const char *names[HARK_BENCH_PARTS] = {"self-attention", "cross-attention", "MLP", "logits"};
+    double mb[HARK_BENCH_PARTS] = {self / 1e6, cross / 1e6, mlp / 1e6, weight_bytes(&m->tok_emb) / 1e6};
+    for (int k = 0; k < HARK_BENCH_PARTS; k++)
+        p[k] = (hark_bench_part){names[k], 0, mb[k]};
+}
+
+/* The decode stage again, its parts timed: each part's median of s->reps runs. */
+static int time_parts(bench_state *s, int steps, hark_bench_part *p)
+{
+    int reps = s->reps, rc = 0;
+    double *ms = malloc(sizeof(double) * (size_t)reps * HARK_BENCH_PARTS);
+    for (int i = 0; ms && i < reps && !rc; i++) {
+        hark_decode_split sp = {0};
+        rc = time_decode(s, steps, &sp) < 0;
+        double part[HARK_BENCH_PARTS] = {sp.self_attn, sp.cross_attn, sp.mlp, sp.logits};
+        for (int k = 0; k < HARK_BENCH_PARTS; k++)
+            ms[k * reps + i] = 1e3 * part[k] / steps;
+    }
+    for (int k = 0; ms && !rc && k < HARK_BENCH_PARTS; k++)
+        p[k].ms_per_token = median(ms + k * reps, reps);
+    free(ms);
+    return ms && !rc ? 0 : -1;
+}
+
 /* The four stages; the encoder's first pass, like a transcription's first
  * window, also faults in the weights and buffers: it is reported on its own,
  * not in the median, and gives the decoder a real encoder output. */
@@ -224,6 +265,9 @@ static int run_stages(bench_state *s, hark_bench_stages *r)
     double batch = median_stage(s, STAGE_BATCH, r->batch_steps);
     double prompt = median_stage(s, STAGE_PROMPT, r->prompt_tokens);
     if (r->encoder_ms < 0 || decode < 0 || batch < 0 || prompt < 0)
+        return -1;
+    part_bytes(s->m, &s->cross, r->decode_steps, r->decode_parts);
+    if (time_parts(s, r->decode_steps, r->decode_parts))
         return -1;
     r->decode_ms_per_token = decode / r->decode_steps;
     r->batch5_ms_per_token = batch / ((double)r->batch_steps * BATCH_SEQS);
@@ -290,7 +334,7 @@ int hark_bench_model(const hark_model *m, int n_threads, int reps, int precision
     bench_state s;
     double t0 = 1e3 * hark_now_s();
     /* first logits: one step against the zeroed cross K/V, before any encoder pass */
-    int rc = state_init(&s, m, n_threads, reps < 1 ? 1 : reps) || time_decode(&s, 1) < 0;
+    int rc = state_init(&s, m, n_threads, reps < 1 ? 1 : reps) || time_decode(&s, 1, NULL) < 0;
     r->first_logits_ms = 1e3 * hark_now_s() - t0;
     if (!rc)
         rc = run_stages(&s, r);

@@ -270,6 +270,7 @@ static void test_vecmat(void)
 {
     const int shapes[][2] = {{64, 1500}, {1, 1}, {7, 33}, {64, 100}, {20, 47}};
     double worst = 0;
+    int tail_diff = 0;
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
         for (int m = 1; m <= HARK_MAX_BATCH; m++) { /* each count is its own kernel */
             int rows = shapes[k][0], cols = shapes[k][1];
@@ -285,10 +286,17 @@ static void test_vecmat(void)
             hark_vecmat16(b, cols, x, m, w, rows, cols);
             hark_kernels_force_portable(0);
             worst = fmax(worst, rel_err(a, b, (size_t)m * cols));
+            /* with 1 to 3 vectors the last cols % 16 columns add in the portable
+             * order, multiply and add rounded apart: the same bits */
+            for (int j = 0; m <= 3 && j < m; j++)
+                for (int c = cols - cols % 16; c < cols; c++)
+                    tail_diff += a[j * cols + c] != b[j * cols + c];
             free(w), free(x), free(a), free(b);
         }
-    printf("vecmat f16 (%s): max relative error %.2g\n", hark_kernels_name(), worst);
+    printf("vecmat f16 (%s): max relative error %.2g; %d last columns not the portable bits\n",
+           hark_kernels_name(), worst, tail_diff);
     CHECK(worst < 1e-5, "vecmat error %g", worst);
+    CHECK(tail_diff == 0, "%d last columns differ from the portable path", tail_diff);
 }
 
 static void test_rows(void)
@@ -697,6 +705,55 @@ static void test_lowp_threads(hark_prec prec)
     free(w), free(wf), free(x), free(one), free(three);
 }
 
+/* Logits of case c: coarse values (many ties), -inf entries, NaN placed
+ * where it matters, ascending runs (the top-k's worst case), all -inf, signed
+ * zeros, NaN scattered. */
+static void vocab_case(float *x, int n, int c)
+{
+    for (int i = 0; i < n; i++) {
+        float v = roundf(frand() * 8) / 8;
+        x[i] = c == 1 && frand() < 0 ? -INFINITY : c == 4 ? (float)i / 16 : c == 5 ? -INFINITY : v;
+    }
+    if (c == 2)
+        x[n / 2] = NAN; /* NaN amid the values, and where the largest would be */
+    if (c == 3)
+        x[0] = NAN;
+    if (c == 6 && n > 1)
+        x[0] = -0.0f, x[n - 1] = 0.0f, x[n / 2] = 5; /* signed zeros, one clear winner */
+    for (int i = 0; c == 7 && i < n; i++) /* NaN here and there, in the list and out */
+        x[i] = frand() > 0.8f ? NAN : x[i];
+}
+
+/* The vocabulary passes against the portable loops: the same index, value and
+ * list exactly (the error bound is zero), on lengths with every tail. */
+static void test_vocab(void)
+{
+    const int lengths[] = {1, 2, 15, 16, 17, 33, 1000, 51864}, ks[] = {1, 2, 6, 65};
+    int cases = 0, wrong = 0;
+    float *x = malloc(sizeof(float) * 51864);
+    for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++)
+        for (int c = 0; c < 8; c++) {
+            int n = lengths[l], top[65], slow_top[65];
+            vocab_case(x, n, c);
+            float mx = hark_vocab_max(x, n);
+            int am = hark_vocab_argmax(x, n);
+            hark_kernels_force_portable(1);
+            wrong += mx != hark_vocab_max(x, n) || am != hark_vocab_argmax(x, n);
+            hark_kernels_force_portable(0);
+            for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++, cases++) {
+                int got = hark_vocab_top_k(x, n, ks[k], top);
+                hark_kernels_force_portable(1);
+                int want = hark_vocab_top_k(x, n, ks[k], slow_top);
+                hark_kernels_force_portable(0);
+                wrong += got != want || memcmp(top, slow_top, sizeof(int) * (size_t)want) != 0;
+            }
+        }
+    free(x);
+    printf("vocabulary max / argmax / top-k (%s): %d of %d cases differ from the loops\n",
+           hark_kernels_name(), wrong, cases);
+    CHECK(wrong == 0, "%d vocabulary cases differ", wrong);
+}
+
 int main(void)
 {
     /* every kernel set this CPU runs, fastest first, against the portable twins */
@@ -730,6 +787,7 @@ int main(void)
             test_lowp(p);
             test_lowp_threads(p);
         }
+        test_vocab();
     }
     return check_summary("kernels");
 }

@@ -118,9 +118,7 @@ static void timestamp_rules(const hark_model *m, const hark_decode_opts *o, floa
     /* when timestamps are likelier together than any text token, sample one */
     double lse = log_sum_exp(logits, 0, V);
     double ts = log_sum_exp(logits, tb, V) - lse;
-    float text_max = -INFINITY;
-    for (int i = 0; i < tb; i++)
-        text_max = logits[i] > text_max ? logits[i] : text_max;
+    float text_max = hark_vocab_max(logits, tb);
     if (ts > (double)text_max - lse)
         fill(logits, 0, tb, -INFINITY);
 }
@@ -160,15 +158,6 @@ void hark_apply_filters(const hark_model *m, const hark_decode_opts *o, float *l
 
 /* ---------------------------------------------------------- selection */
 
-static int argmax(const float *x, int n)
-{
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[best])
-            best = i;
-    return best;
-}
-
 static uint64_t next_random(uint64_t *state) /* splitmix64 */
 {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
@@ -177,19 +166,23 @@ static uint64_t next_random(uint64_t *state) /* splitmix64 */
     return z ^ (z >> 31);
 }
 
-/* A draw from softmax(logits / t). */
-static int sample(const float *logits, int n, float t, uint64_t *rng)
+/* A draw from softmax(logits / t).  Each weight exp((l - max) / t) is made
+ * once, into w[n], and read again by the scan: making it twice (libm's exp, a
+ * logit each time) was most of a sampled step's search. */
+static int sample(const float *logits, int n, float t, uint64_t *rng, double *w)
 {
-    float mx = logits[argmax(logits, n)];
+    float mx = logits[hark_vocab_argmax(logits, n)];
     double total = 0;
-    for (int i = 0; i < n; i++)
-        total += logits[i] == -INFINITY ? 0 : exp(((double)logits[i] - mx) / t);
+    for (int i = 0; i < n; i++) {
+        w[i] = logits[i] == -INFINITY ? 0 : exp(((double)logits[i] - mx) / t);
+        total += w[i];
+    }
     double u = (double)(next_random(rng) >> 11) / 9007199254740992.0 * total, acc = 0;
     int last = 0;
     for (int i = 0; i < n; i++) {
         if (logits[i] == -INFINITY)
             continue;
-        acc += exp(((double)logits[i] - mx) / t);
+        acc += w[i];
         last = i;
         if (u < acc)
             return i;
@@ -279,6 +272,7 @@ typedef struct pending {
     hark_kv *kv[HARK_MAX_BEAMS];
     int tok[HARK_MAX_BEAMS], n;
     float *logits; /* [HARK_MAX_BEAMS][n_vocab] */
+    double *weights; /* [n_vocab]: a draw's weights (sample) */
 } pending;
 
 static int pending_add(const hark_model *m, pending *p, seq *s, int tok, double lp)
@@ -318,8 +312,8 @@ static int decode_independent(const hark_model *m, const hark_decode_opts *o, se
                 continue;
             live++;
             hark_apply_filters(m, o, s->logits, s->w.tokens, s->w.n);
-            int tok = o->temperature > 0 ? sample(s->logits, V, o->temperature, &rng)
-                                         : argmax(s->logits, V);
+            int tok = o->temperature > 0 ? sample(s->logits, V, o->temperature, &rng, p->weights)
+                                         : hark_vocab_argmax(s->logits, V);
             double lp = s->logits[tok] - log_sum_exp(s->logits, 0, V);
             rc = pending_add(m, p, s, tok, lp);
         }
@@ -359,20 +353,9 @@ static int by_score(const void *a, const void *b)
 static int top_candidates(const float *logits, int V, int k, double base, int source,
                           candidate *c, int at)
 {
-    /* one pass keeping the k best, ordered by logit then by lower token id */
-    int top[65] = {0}, n = 0;
-    if (k > 65)
-        k = 65;
-    for (int t = 0; t < V; t++) {
-        if (logits[t] == -INFINITY || (n == k && logits[t] <= logits[top[n - 1]]))
-            continue;
-        int i = n < k ? n++ : k - 1;
-        while (i > 0 && logits[top[i - 1]] < logits[t]) {
-            top[i] = top[i - 1];
-            i--;
-        }
-        top[i] = t;
-    }
+    /* the k best, ordered by logit then by lower token id */
+    int top[65] = {0};
+    int n = hark_vocab_top_k(logits, V, k < 65 ? k : 65, top);
     double lse = log_sum_exp(logits, 0, V);
     for (int j = 0; j < n; j++) {
         double lp = logits[top[j]] - lse;
@@ -550,6 +533,28 @@ hark_decoder *hark_decoder_new(void)
     return calloc(1, sizeof(hark_decoder));
 }
 
+static void pending_free(pending *p)
+{
+    if (p) {
+        free(p->logits);
+        free(p->weights);
+    }
+    free(p);
+}
+
+/* The batch buffers of model m, NULL when out of memory. */
+static pending *pending_new(const hark_model *m)
+{
+    pending *p = calloc(1, sizeof(pending));
+    size_t V = (size_t)m->hp.n_vocab;
+    if (p && (!(p->logits = malloc(sizeof(float) * HARK_MAX_BEAMS * V)) ||
+              !(p->weights = malloc(sizeof(double) * V)))) {
+        pending_free(p);
+        return NULL;
+    }
+    return p;
+}
+
 void hark_decoder_free(hark_decoder *d)
 {
     if (!d)
@@ -557,9 +562,7 @@ void hark_decoder_free(hark_decoder *d)
     for (int i = 0; i < d->n; i++)
         seq_free(&d->seqs[i]);
     free(d->seqs);
-    if (d->p)
-        free(d->p->logits);
-    free(d->p);
+    pending_free(d->p);
     free(d);
 }
 
@@ -571,13 +574,10 @@ static int decoder_prepare(hark_decoder *d, const hark_model *m, const hark_cros
             seq_free(&d->seqs[i]);
         d->n = 0;
         d->model = m;
-        if (d->p)
-            free(d->p->logits);
-        free(d->p);
+        pending_free(d->p);
         d->p = NULL;
     }
-    if (!d->p && (!(d->p = calloc(1, sizeof(pending))) ||
-                  !(d->p->logits = malloc(sizeof(float) * HARK_MAX_BEAMS * (size_t)m->hp.n_vocab))))
+    if (!d->p && !(d->p = pending_new(m)))
         return HARK_ERR_NOMEM;
     if (n > d->n) {
         seq *s = realloc(d->seqs, sizeof(seq) * (size_t)n);

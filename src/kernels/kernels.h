@@ -158,6 +158,15 @@ void hark_gemm512_pack(float *bp, const void *w, hark_dtype t, int r0, int nr, i
 void hark_gemm512(float *y, int ldy, const float *x, int m, int k, const float *bp, int nr,
                   const float *bias, int gelu);
 
+/* The search's passes over a vocabulary of logits x[n] (vocab.c), each the
+ * exact answer of a plain loop: the largest non-NaN value (-inf if none); the
+ * first index of it (0 when x[0] is NaN: a NaN never wins); the k largest
+ * entries that are not -inf into top (by value, ties to the lower id), their
+ * count returned. */
+float hark_vocab_max(const float *x, int n);
+int hark_vocab_argmax(const float *x, int n);
+int hark_vocab_top_k(const float *x, int n, int k, int *top);
+
 /* ------------------------------------------------------------ operations */
 /* The few numeric kernels hark needs.  They know nothing about Whisper. */
 

@@ -211,6 +211,8 @@ AVX512 static float dot16_avx512(const uint16_t *row, const float *x, hark_dtype
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     int c = 0;
     for (; c + 64 <= cols; c += 64) {
+        HARK_PREFETCH(row + c);
+        HARK_PREFETCH(row + c + 32);
         a0 = _mm512_fmadd_ps(load_w16(row + c, t), _mm512_loadu_ps(x + c), a0);
         a1 = _mm512_fmadd_ps(load_w16(row + c + 16, t), _mm512_loadu_ps(x + c + 16), a1);
         a2 = _mm512_fmadd_ps(load_w16(row + c + 32, t), _mm512_loadu_ps(x + c + 32), a2);
@@ -237,6 +239,7 @@ matvec_m_avx512(float *y, const float *x, const int m, const uint16_t *w, hark_d
             acc[j] = acc2[j] = _mm512_setzero_ps();
         int c = 0;
         for (; c + 32 <= main_cols; c += 32) {
+            HARK_PREFETCH(row + c);
             __m512 w0 = load_w16(row + c, t), w1 = load_w16(row + c + 16, t);
     #pragma GCC unroll 8
         for (int j = 0; j < m; j++) {
@@ -417,6 +420,8 @@ vecmat16_sweep_avx512(float *y, size_t ldy, const float *x, const int m, const u
             _Pragma("GCC unroll 8") for (int j = 0; j < m; j++) acc[b][j] = _mm512_setzero_ps(); \
         for (int r = 0; r < rows; r++) {                                                 \
             const uint16_t *wr = w + (size_t)r * cols + c;                               \
+            _Pragma("GCC unroll 8") for (int b = 0; b < (NB); b += 2)                    \
+                HARK_PREFETCH(wr + 16 * b);                                              \
             _Pragma("GCC unroll 8") for (int b = 0; b < (NB); b++) {                     \
                 __m512 wv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(wr + 16 * b))); \
                 _Pragma("GCC unroll 8") for (int j = 0; j < m; j++)                      \
@@ -427,6 +432,33 @@ vecmat16_sweep_avx512(float *y, size_t ldy, const float *x, const int m, const u
             _Pragma("GCC unroll 8") for (int j = 0; j < m; j++)                          \
                 _mm512_storeu_ps(y + (size_t)j * ldy + c + 16 * b, acc[b][j]);          \
     }
+
+/* The last n < 16 columns (w and y point at the first of them), masked, one
+ * vector per x: each lane sums its column in the order of r with a multiply,
+ * then an add, rounded apart, as the scalar loop this replaced did (the same
+ * bits; a fused multiply-add would round once).  That loop's chains of adds,
+ * 64 long a column, made a head's last tile of keys (1500 % 128 = 92 frames:
+ * 12 columns after the chunks) slower than two whole tiles (figures:
+ * docs/perf-log.md, "Figures behind code comments"). */
+AVX512 static inline __attribute__((always_inline)) void
+vecmat16_last_avx512(float *y, size_t ldy, const float *x, const int m, const uint16_t *w,
+                     int rows, int cols, int n)
+{
+    __mmask16 tail = (__mmask16)((1u << n) - 1);
+    __m512 acc[HARK_MAX_BATCH];
+#pragma GCC unroll 8
+    for (int j = 0; j < m; j++)
+        acc[j] = _mm512_setzero_ps();
+    for (int r = 0; r < rows; r++) {
+        __m512 wv = _mm512_cvtph_ps(LOADW_MASKED(w + (size_t)r * cols));
+#pragma GCC unroll 8
+        for (int j = 0; j < m; j++)
+            acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(_mm512_set1_ps(x[(size_t)j * rows + r]), wv));
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < m; j++)
+        STOREY_MASKED(y + (size_t)j * ldy, acc[j]);
+}
 
 /* y[j][c] = sum_r x[j][r] W[r][c] in registers: as many column chunks at once as
  * keep 8 or more accumulators within the 32 registers, then fewer.  From 4
@@ -447,16 +479,8 @@ vecmat16_m_avx512(float *y, size_t ldy, const float *x, const int m, const uint1
     }
     VECMAT16_COLUMNS(2)
     VECMAT16_COLUMNS(1)
-    for (; c < cols; c++) /* the last columns one by one */
-        for (int j = 0; j < m; j++) {
-            float s = 0;
-            for (int r = 0; r < rows; r++) {
-                uint16_t h;
-                memcpy(&h, w + (size_t)r * cols + c, 2);
-                s += x[(size_t)j * rows + r] * f16_table[h];
-            }
-            y[(size_t)j * ldy + c] = s;
-        }
+    if (c < cols)
+        vecmat16_last_avx512(y + c, ldy, x, m, w + c, rows, cols, cols - c);
 }
 
 AVX512 static void vecmat16_avx512(float *y, size_t ldy, const float *x, int m, const uint16_t *w,
@@ -653,6 +677,8 @@ matvec_m_avx2(float *y, const float *x, const int m, const uint16_t *w, hark_dty
         for (int j = 0; j < m; j++)
             acc[j] = _mm256_setzero_ps();
         for (int c = 0; c < main_cols; c += 8) {
+            if (c % 32 == 0)
+                HARK_PREFETCH(row + c);
             __m128i h = _mm_loadu_si128((const __m128i *)(row + c));
             __m256 wv = t == HARK_F16 ? _mm256_cvtph_ps(h)
                                       : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));

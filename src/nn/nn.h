@@ -56,6 +56,13 @@ typedef struct hark_cross {
     long computations;         /* how often they were projected (tests) */
 } hark_cross;
 
+/* Where single-sequence decoding's time goes (hark bench --verbose): seconds
+ * of each part, summed over the hark_decode calls made while a hark_kv's split
+ * points here (clock reads between the parts; NULL in transcription). */
+typedef struct hark_decode_split {
+    double self_attn, cross_attn, mlp, logits; /* logits: final LayerNorm and projection */
+} hark_decode_split;
+
 /* One decoded sequence: its self-attention KV cache and scratch. */
 typedef struct hark_kv {
     float *self_k, *self_v;    /* [n_layer][n_text_ctx][d] */
@@ -66,6 +73,7 @@ typedef struct hark_kv {
      * alignment heads, [n_alignment_heads][n_text_ctx][n_audio_ctx] by position */
     float *capture;
     const hark_probe *probe;   /* NULL, or an observer (hark_decode's path only) */
+    hark_decode_split *split;  /* NULL, or where hark_decode adds its parts' times */
 } hark_kv;
 
 int hark_cross_init(hark_cross *c, const hark_model *m);

@@ -397,6 +397,14 @@ static void embed(const hark_model *m, const int *tokens, int n, int past, float
     }
 }
 
+/* When the parts are timed: adds the time since t0 to *part; returns now. */
+static double lap(double *part, double t0)
+{
+    double t = hark_now_s();
+    *part += t - t0;
+    return t;
+}
+
 /* n tokens through the decoder; the logits of the last row, or (states) every
  * row's final layer-normed state. */
 static int decode_rows(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *logits,
@@ -409,11 +417,16 @@ static int decode_rows(const hark_model *m, hark_kv *kv, const int *tokens, int 
         if (tokens[i] < 0 || tokens[i] >= m->hp.n_vocab)
             return HARK_ERR_ARG;
     step_buf b = carve(kv->scratch, n, d);
+    hark_decode_split *sp = kv->split;
     embed(m, tokens, n, kv->n_past, b.x);
+    double t = sp ? hark_now_s() : 0;
     for (int l = 0; l < m->hp.n_text_layer; l++) {
         self_attention(m, kv, l, &b, n);
+        t = sp ? lap(&sp->self_attn, t) : 0;
         cross_attention(m, kv, l, &b, n);
+        t = sp ? lap(&sp->cross_attn, t) : 0;
         mlp(&m->dec[l], &b, n, d);
+        t = sp ? lap(&sp->mlp, t) : 0;
         if (kv->probe)
             kv->probe->residual(kv->probe->user, l, b.x, n, kv->n_past);
     }
@@ -425,6 +438,8 @@ static int decode_rows(const hark_model *m, hark_kv *kv, const int *tokens, int 
         hark_layer_norm(b.h, last, 1, d, m->dec_ln_w, m->dec_ln_b);
         hark_linear(logits, b.h, 1, &m->tok_emb, NULL);
     }
+    if (sp)
+        lap(&sp->logits, t);
     return 0;
 }
 

@@ -79,6 +79,26 @@ for r in encoder decode 5-batch prompt load "peak RSS" sgemm bandwidth "encoder 
 done
 expect_eq "table row sgemm tiles" "$(grep -cE "^  sgemm tiles +[0-9]+\.[0-9]+ " $TMP/table)" \
     "$(positive "$tl" && echo 1 || echo 0)"
+expect_eq "no parts without --verbose" "$(grep -c "decode by part" $TMP/table)" 0
+
+# --verbose: decode's time by part, each with its bytes a token; the JSON has the same
+# four parts, and each part's megabytes are what the model's shapes say.
+"$HARK" bench -m $M -t 1 --reps 1 --verbose >$TMP/verbose 2>$TMP/err
+expect_eq "bench --verbose exit" $? 0
+for r in self-attention cross-attention MLP logits "all parts"; do
+    expect_eq "parts row $r" "$(grep -cE "^    $r +[0-9]+\.[0-9]+ +[0-9]+\.[0-9] % +[0-9]+\.[0-9]+ " $TMP/verbose)" 1
+done
+if command -v jq >/dev/null; then
+    expect_eq "JSON parts" "$(jq -r '[.decode_parts[].part] | join(",")' $TMP/json)" \
+        "self-attention,cross-attention,MLP,logits"
+    expect_eq "JSON parts timed" "$(jq '[.decode_parts[] | select(.ms_per_token > 0)] | length' $TMP/json)" 4
+    # this f32 model (d 64, 2 layers, 462 tokens, 100 frames, 64 steps), 4-byte numbers:
+    # self-attention 2 x (4 x 64 x 64 + its K and V at the mean length, 2 x 64 x 65 / 2);
+    # cross-attention 2 x 2 x 64 x 64 and its K/V, 0.1024 MB; MLP 2 x 2 x 256 x 64;
+    # logits the embedding, 462 x 64
+    expect_eq "JSON part bytes" "$(jq -r '[.decode_parts[].mb_per_token | tostring] | join(",")' $TMP/json)" \
+        "0.1644,0.1679,0.2621,0.1183"
+fi
 
 "$HARK" bench --audio $CLIP -m $M --beam-size 1 --json >$TMP/audio 2>$TMP/err
 expect_eq "bench --audio exit" $? 0
