@@ -3,8 +3,8 @@
  * old, new... in each of `rounds` rounds, best call per shape: a busy host
  * slows both alike.  Also the largest difference from the portable path, and
  * whether the two revisions' results are the same to the bit. */
-#include "internal.h"
-#include "kernels.h"
+#include "base/base.h"
+#include "kernels/kernels.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -136,7 +136,6 @@ AVX2 INLINE void matvec_q8t_avx2(float *y, const int8_t *xq, const float *d8, co
             __m256 a0 = _mm256_setzero_ps(), a1 = a0;
             int c = 0;
             for (; c + 2 * QK <= cols; c += 2 * QK, b += 2 * bb) {
-                HARK_PREFETCH(b);
                 a0 = _mm256_add_ps(a0, block_dot_avx2(b, T, x + c, d + c / 4, s + c / 4));
                 a1 = _mm256_add_ps(a1, block_dot_avx2(b + bb, T, x + c + QK, d + c / 4 + 8,
                                                       s + c / 4 + 8));
@@ -241,7 +240,6 @@ AVX512_VNNI INLINE __m512i pair_dot_vnni(__m512i aw, __mmask64 neg, const int8_t
             __m512 acc[HARK_MAX_BATCH];                                                  \
             _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) acc[j] = _mm512_setzero_ps(); \
             for (int c = 0; c < cols; c += 2 * QK, b += 2 * bb) {                        \
-                HARK_PREFETCH(b);                                                        \
                 __m512i wv = pair_bytes(b, bb, T, RAW);                                  \
                 __m512i aw = plain ? wv : _mm512_abs_epi8(wv);                           \
                 __mmask64 neg = plain ? 0 : _mm512_movepi8_mask(wv);                     \

@@ -436,9 +436,10 @@ vecmat16_sweep_avx512(float *y, size_t ldy, const float *x, const int m, const u
 /* The last n < 16 columns (w and y point at the first of them), masked, one
  * vector per x: each lane sums its column in the order of r with a multiply,
  * then an add, rounded apart, as the scalar loop this replaced did (the same
- * bits; a fused multiply-add would round once).  That loop's chain of adds, 64
- * long a column, cost as much as the whole tile's 128 columns (a head's last
- * tile of keys is 1500 % 128 = 92 frames: 12 columns after the chunks). */
+ * bits; a fused multiply-add would round once).  That loop's chains of adds,
+ * 64 long a column, made a head's last tile of keys (1500 % 128 = 92 frames:
+ * 12 columns after the chunks) slower than two whole tiles (figures:
+ * docs/perf-log.md, "Figures behind code comments"). */
 AVX512 static inline __attribute__((always_inline)) void
 vecmat16_last_avx512(float *y, size_t ldy, const float *x, const int m, const uint16_t *w,
                      int rows, int cols, int n)
