@@ -214,8 +214,8 @@ const char *hark_last_error(const hark_context *ctx);
 /* Contexts that decode together (hark -j N): while several of them transcribe
  * at once, each on its own thread, the sequences of all their windows (greedy
  * ones, beams, best-of samples) step through the decoder together, each weight
- * read once a step for all, on the thread pool of one of them while the others
- * wait; a context encoding a window is not waited for.  Results are the same
+ * read once a step for all, on a pool of as many threads as the contexts have
+ * together while theirs wait; a context encoding a window is not waited for.  Results are the same
  * bits as each context's alone.  Contexts join while none of them transcribes;
  * a batch is freed after its contexts (or after they leave it). */
 typedef struct hark_batch hark_batch;

@@ -100,8 +100,10 @@ int hark_context_join(hark_context *c, hark_batch *b)
         return HARK_ERR_ARG;
     if (b && b->model && b->model != c->model)
         return hark_fail(&c->error, HARK_ERR_ARG, "a batch's contexts share one model");
-    if (b)
+    if (b) {
         b->model = c->model;
+        hark_broker_add_threads(b->broker, c->params.n_threads > 1 ? c->params.n_threads : 1);
+    }
     hark_decoder_join(c->dec, b ? b->broker : NULL);
     return 0;
 }

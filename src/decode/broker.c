@@ -2,8 +2,9 @@
  * file's thread submits its step (its sequences' tokens and KV caches, each
  * cache with its own window's cross K/V) and waits; once every thread that is
  * in its decoding phase has submitted, one of them runs a single combined step
- * (hark_decode_groups) on its own thread pool, so each weight is read once for
- * all the files' sequences, and hands each its logits.  Threads encoding a
+ * (hark_decode_groups) on the broker's thread pool, as many threads as the
+ * joined contexts have together (theirs wait meanwhile), so each weight is read
+ * once for all the files' sequences, and hands each its logits.  Threads encoding a
  * window, or running a prompt, are not waited for.  Each submission's rows are
  * grouped as hark_decode_batch groups them alone, so every row's logits have
  * the bits they would have without the others. */
@@ -29,6 +30,8 @@ struct hark_broker {
     int decoding;           /* threads between hark_broker_enter and _leave */
     int pending;            /* submissions waiting */
     int running;            /* a combined step is under way */
+    int threads;            /* the joined contexts' threads: the step's pool */
+    hark_pool *pool;        /* made by the first step (NULL: the runner's own) */
     submission *first, **last;
     /* the combined step's buffers, touched by the thread running it alone */
     hark_kv **kvs;
@@ -54,12 +57,20 @@ void hark_broker_free(hark_broker *b)
         return;
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->changed);
+    hark_pool_free(b->pool);
     free(b->kvs);
     free(b->tokens);
     free(b->size);
     free(b->logits);
     free(b->scratch);
     free(b);
+}
+
+void hark_broker_add_threads(hark_broker *b, int n)
+{
+    pthread_mutex_lock(&b->lock);
+    b->threads += n;
+    pthread_mutex_unlock(&b->lock);
 }
 
 void hark_broker_enter(hark_broker *b)
@@ -162,8 +173,13 @@ int hark_broker_step(hark_broker *b, const hark_model *m, hark_kv **kvs, const i
         }
         submission *list = b->first;
         b->first = NULL, b->last = &b->first, b->pending = 0, b->running = 1;
+        if (!b->pool && b->threads > 1)
+            b->pool = hark_pool_new(b->threads);
+        hark_pool *own = hark_pool_current();
         pthread_mutex_unlock(&b->lock);
+        hark_pool_use(b->pool ? b->pool : own);
         run_step(b, list);
+        hark_pool_use(own);
         pthread_mutex_lock(&b->lock);
         for (submission *s = list; s; s = s->next)
             s->done = 1;

@@ -88,6 +88,9 @@ void hark_decoder_free(hark_decoder *d);
 typedef struct hark_broker hark_broker;
 hark_broker *hark_broker_new(void);
 void hark_broker_free(hark_broker *b);
+/* A context of n threads joins b: the combined steps run on a pool of as many
+ * threads as its contexts have together. */
+void hark_broker_add_threads(hark_broker *b, int n);
 /* From now on dec's steps go through b (NULL: alone again). */
 void hark_decoder_join(hark_decoder *dec, hark_broker *b);
 /* A thread's decoding phase (its steps submitted one after another): a step
