@@ -441,8 +441,8 @@ static int run(batch *b)
     hark_vad *vad = b->vad;
     int n = b->o->jobs < (int)b->n ? b->o->jobs : (int)b->n, made = 0;
     worker_arg *w = calloc((size_t)n, sizeof *w);
-    /* the workers' sequences step through the decoder together */
-    hark_batch *together = n > 1 && !b->o->separate_decode ? hark_batch_new() : NULL;
+    /* --combine-decode: the workers' sequences step through the decoder together */
+    hark_batch *together = n > 1 && b->o->combine_decode ? hark_batch_new() : NULL;
     hark_params params = b->o->params;
     params.vad.model = vad;
     if (b->stream_txt || b->o->verbose)

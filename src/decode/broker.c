@@ -9,7 +9,10 @@
  * grouped as hark_decode_batch groups them alone, so every row's logits have
  * the bits they would have without the others. */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "decode/decode.h"
@@ -30,6 +33,7 @@ struct hark_broker {
     int decoding;           /* threads between hark_broker_enter and _leave */
     int pending;            /* submissions waiting */
     int running;            /* a combined step is under way */
+    atomic_long changes;    /* bumped (under the lock) whenever the above change */
     int threads;            /* the joined contexts' threads: the step's pool */
     hark_pool *pool;        /* made by the first step (NULL: the runner's own) */
     submission *first, **last;
@@ -85,6 +89,7 @@ void hark_broker_leave(hark_broker *b)
 {
     pthread_mutex_lock(&b->lock);
     b->decoding--;
+    atomic_fetch_add(&b->changes, 1);
     pthread_cond_broadcast(&b->changed);
     pthread_mutex_unlock(&b->lock);
 }
@@ -152,10 +157,34 @@ static void run_step(hark_broker *b, submission *list)
     }
 }
 
+/* The step's pool: the contexts' threads together, no more than the cores. */
+static int pool_threads(const hark_broker *b)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 && b->threads > cores ? (int)cores : b->threads;
+}
+
 /* Whether the waiting submissions are all there are to wait for. */
 static int complete(const hark_broker *b)
 {
     return !b->running && b->pending > 0 && b->pending >= b->decoding;
+}
+
+/* Waits (the lock held) until the broker's state changes.  A step is a few
+ * milliseconds and the others' turn between steps less: a sleeping thread
+ * woken through the kernel waits far longer than that on a VM, so the waiter
+ * first yields its core for a while, watching the change count. */
+enum { YIELDS = 2000 };
+
+static void await_change(hark_broker *b)
+{
+    long seen = atomic_load(&b->changes);
+    pthread_mutex_unlock(&b->lock);
+    for (int i = 0; i < YIELDS && atomic_load(&b->changes) == seen; i++)
+        sched_yield();
+    pthread_mutex_lock(&b->lock);
+    if (atomic_load(&b->changes) == seen)
+        pthread_cond_wait(&b->changed, &b->lock);
 }
 
 int hark_broker_step(hark_broker *b, const hark_model *m, hark_kv **kvs, const int *tokens, int n,
@@ -166,15 +195,16 @@ int hark_broker_step(hark_broker *b, const hark_model *m, hark_kv **kvs, const i
     *b->last = &me;
     b->last = &me.next;
     b->pending++;
+    atomic_fetch_add(&b->changes, 1);
     while (!me.done) {
         if (!complete(b)) {
-            pthread_cond_wait(&b->changed, &b->lock);
+            await_change(b);
             continue;
         }
         submission *list = b->first;
         b->first = NULL, b->last = &b->first, b->pending = 0, b->running = 1;
-        if (!b->pool && b->threads > 1)
-            b->pool = hark_pool_new(b->threads);
+        if (!b->pool && pool_threads(b) > 1)
+            b->pool = hark_pool_new(pool_threads(b));
         hark_pool *own = hark_pool_current();
         pthread_mutex_unlock(&b->lock);
         hark_pool_use(b->pool ? b->pool : own);
@@ -184,6 +214,7 @@ int hark_broker_step(hark_broker *b, const hark_model *m, hark_kv **kvs, const i
         for (submission *s = list; s; s = s->next)
             s->done = 1;
         b->running = 0;
+        atomic_fetch_add(&b->changes, 1);
         pthread_cond_broadcast(&b->changed);
     }
     pthread_mutex_unlock(&b->lock);
