@@ -17,12 +17,13 @@ __attribute__((target("avx2"))) static inline float hark_hsum256(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
-/* Decoding reads each weight once, in one stream per thread: the hardware
- * prefetcher alone kept one core's stream of f16 rows at 36-45 GB/s; asking
- * for the line HARK_AHEAD bytes on as each is reached made it 47-55 (4 KB ahead
- * or less gained little or lost; figures: docs/perf-log.md, "Figures behind code
+/* Decoding reads each weight once, in one stream per thread: with the hardware
+ * prefetcher alone one core read f16 rows a fifth slower than when it also
+ * asks for the line HARK_AHEAD bytes on as it reaches each (4 KB ahead or less
+ * gained little or lost; the q8_0 products, bound by their instructions, gained
+ * nothing and do without; figures: docs/perf-log.md, "Figures behind code
  * comments").  A prefetch never faults, so running past the end of the weights
- * is harmless; the results do not change. */
+ * is harmless, and it changes no result. */
 enum { HARK_AHEAD = 12288 };
 #define HARK_PREFETCH(p) _mm_prefetch((const char *)(p) + HARK_AHEAD, _MM_HINT_T0)
 #endif
