@@ -441,6 +441,8 @@ static int run(batch *b)
     hark_vad *vad = b->vad;
     int n = b->o->jobs < (int)b->n ? b->o->jobs : (int)b->n, made = 0;
     worker_arg *w = calloc((size_t)n, sizeof *w);
+    /* --combine-decode: the workers' sequences step through the decoder together */
+    hark_batch *together = n > 1 && b->o->combine_decode ? hark_batch_new() : NULL;
     hark_params params = b->o->params;
     params.vad.model = vad;
     if (b->stream_txt || b->o->verbose)
@@ -452,6 +454,7 @@ static int run(batch *b)
         params.callbacks.on_progress_user = &w[made];
         if (!(w[made].ctx = hark_context_new(model, &params)))
             break;
+        hark_context_join(w[made].ctx, together); /* one model: cannot fail */
     }
     b->workers = w, b->n_workers = made;
     if (made && b->o->out_dir)
@@ -462,6 +465,7 @@ static int run(batch *b)
         fprintf(stderr, "hark: out of memory for a context\n");
     for (int i = 0; i < made; i++)
         hark_context_free(w[i].ctx);
+    hark_batch_free(together);
     b->workers = NULL, b->n_workers = 0;
     free(w);
     return made ? 0 : 1;

@@ -28,6 +28,7 @@ typedef struct cli_options {
     int print_colors;       /* --print-colors: those lines coloured by confidence */
     int recursive;          /* -r                                               */
     int overwrite;          /* --overwrite: redo files whose outputs exist      */
+    int combine_decode;     /* --combine-decode: -j files' steps combined       */
     int shard_k, shard_n;   /* --shard K/N (1-based K); 0/0 = all               */
     char shard_tag[32];     /* "K/N" as given, "" without --shard (the ledger)  */
     int balance_duration;   /* --balance duration: shards by length, not position */

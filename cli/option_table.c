@@ -324,6 +324,11 @@ const cli_option cli_option_table[] = {
      .hints = HINTS({"-p", "--processors", "-j N, files at once (-t N threads within each)"}),
      .error = "-j takes a job count from 1 to " STRING_OF(CLI_MAX_JOBS),
      .help = "files transcribed at once (the model loaded once)"},
+    {.name = "--combine-decode", .kind = CLI_FLAG, .field = F(combine_decode),
+     .scope = CLI_FILES, .group = CLI_G_FILES,
+     .help = "with -j: the files' decoder steps run together, each weight read once a step "
+             "for all their sequences (the same outputs; not faster on 2 cores with the "
+             "bundled model: BENCHMARKS.md)"},
     {.name = "--overwrite", .kind = CLI_FLAG, .field = F(overwrite), .scope = CLI_FILES,
      .group = CLI_G_FILES, .help = "redo files whose outputs already exist"},
     {.name = "--shard", .value = "K/N", .kind = CLI_TEXT, .take = cli_take_shard,

@@ -231,6 +231,20 @@ hark_context *hark_context_new(const hark_model *model, const hark_params *param
 void hark_context_free(hark_context *ctx);
 const char *hark_last_error(const hark_context *ctx);
 
+/* Contexts that decode together (hark -j N): while several of them transcribe
+ * at once, each on its own thread, the sequences of all their windows (greedy
+ * ones, beams, best-of samples) step through the decoder together, each weight
+ * read once a step for all, on a pool of as many threads as the contexts have
+ * together while theirs wait; a context encoding a window is not waited for.  Results are the same
+ * bits as each context's alone.  Contexts join while none of them transcribes;
+ * a batch is freed after its contexts (or after they leave it). */
+typedef struct hark_batch hark_batch;
+hark_batch *hark_batch_new(void);
+void hark_batch_free(hark_batch *batch);
+/* ctx joins batch (NULL: leaves its batch).  HARK_ERR_ARG when the batch's other
+ * contexts use another model. */
+int hark_context_join(hark_context *ctx, hark_batch *batch);
+
 /* Transcribes mono 16 kHz float samples, or an audio file as hark_read_audio reads
  * it ("-" for stdin).  Replaces the context's previous results. */
 int hark_transcribe(hark_context *ctx, const float *samples, size_t n_samples);

@@ -71,6 +71,43 @@ void hark_context_free(hark_context *c)
     free(c);
 }
 
+/* The public face of a step broker: the model its contexts share. */
+struct hark_batch {
+    hark_broker *broker;
+    const hark_model *model;
+};
+
+hark_batch *hark_batch_new(void)
+{
+    hark_batch *b = calloc(1, sizeof *b);
+    if (b && !(b->broker = hark_broker_new())) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+void hark_batch_free(hark_batch *b)
+{
+    if (b)
+        hark_broker_free(b->broker);
+    free(b);
+}
+
+int hark_context_join(hark_context *c, hark_batch *b)
+{
+    if (!c)
+        return HARK_ERR_ARG;
+    if (b && b->model && b->model != c->model)
+        return hark_fail(&c->error, HARK_ERR_ARG, "a batch's contexts share one model");
+    if (b) {
+        b->model = c->model;
+        hark_broker_add_threads(b->broker, c->params.n_threads > 1 ? c->params.n_threads : 1);
+    }
+    hark_decoder_join(c->dec, b ? b->broker : NULL);
+    return 0;
+}
+
 const char *hark_last_error(const hark_context *c)
 {
     return c ? c->error.msg : "no context";

@@ -192,6 +192,7 @@ hark_pool *hark_pool_new(int n_threads);
 void hark_pool_free(hark_pool *p);
 /* The pool the calling thread's kernels use (NULL: run serially). */
 void hark_pool_use(hark_pool *p);
+hark_pool *hark_pool_current(void);
 int hark_pool_threads(void);
 /* Runs fn(arg, i) for 0 <= i < n on the current pool and waits for all; work
  * (multiply-adds or elements, roughly) below a threshold runs in the calling

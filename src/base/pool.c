@@ -167,6 +167,11 @@ void hark_pool_use(hark_pool *p)
     current = p;
 }
 
+hark_pool *hark_pool_current(void)
+{
+    return current;
+}
+
 int hark_pool_threads(void)
 {
     return current ? current->n_workers + 1 : 1;

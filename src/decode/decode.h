@@ -82,6 +82,27 @@ typedef struct hark_decoder hark_decoder;
 hark_decoder *hark_decoder_new(void);
 void hark_decoder_free(hark_decoder *d);
 
+/* A step broker (broker.c): decoders that join one step their sequences
+ * together, so that several files' windows read each weight once a step.  The
+ * logits are the same bits as without it. */
+typedef struct hark_broker hark_broker;
+hark_broker *hark_broker_new(void);
+void hark_broker_free(hark_broker *b);
+/* A context of n threads joins b: the combined steps run on a pool of as many
+ * threads as its contexts have together. */
+void hark_broker_add_threads(hark_broker *b, int n);
+/* From now on dec's steps go through b (NULL: alone again). */
+void hark_decoder_join(hark_decoder *dec, hark_broker *b);
+/* A thread's decoding phase (its steps submitted one after another): a step
+ * runs once every thread in that phase has submitted. */
+void hark_broker_enter(hark_broker *b);
+void hark_broker_leave(hark_broker *b);
+/* Submits one token for each of n sequences sharing one cross K/V and waits
+ * for the combined step; *logits then points at their [n][n_vocab] logits,
+ * which stay until this thread's next submission or hark_broker_leave. */
+int hark_broker_step(hark_broker *b, const hark_model *m, hark_kv **kvs, const int *tokens, int n,
+                    const float **logits);
+
 /* Decodes one window against cross K/V already set for it; dec may be NULL
  * (temporary caches).  HARK_ERR_MODEL: the logits held NaN (corrupt weights),
  * found at the first step or whenever a chosen token's log-probability is NaN. */

@@ -273,6 +273,7 @@ typedef struct pending {
     int tok[HARK_MAX_BEAMS], n;
     float *logits; /* [HARK_MAX_BEAMS][n_vocab] */
     double *weights; /* [n_vocab]: a draw's weights (sample) */
+    hark_broker *batch; /* NULL, or the broker the step goes through */
 } pending;
 
 static int pending_add(const hark_model *m, pending *p, seq *s, int tok, double lp)
@@ -288,10 +289,14 @@ static int pending_add(const hark_model *m, pending *p, seq *s, int tok, double 
 
 static int pending_run(const hark_model *m, pending *p)
 {
-    int V = m->hp.n_vocab;
-    int rc = p->n ? hark_decode_batch(m, p->kv, p->tok, p->n, p->logits) : 0;
+    int V = m->hp.n_vocab, rc = 0;
+    const float *logits = p->logits;
+    if (p->n && p->batch)
+        rc = hark_broker_step(p->batch, m, p->kv, p->tok, p->n, &logits);
+    else if (p->n)
+        rc = hark_decode_batch(m, p->kv, p->tok, p->n, p->logits);
     for (int i = 0; !rc && i < p->n; i++)
-        memcpy(p->s[i]->logits, p->logits + (size_t)i * V, sizeof(float) * (size_t)V);
+        memcpy(p->s[i]->logits, logits + (size_t)i * V, sizeof(float) * (size_t)V);
     p->n = 0;
     return rc;
 }
@@ -526,7 +531,13 @@ struct hark_decoder {
     int n;
     const hark_model *model;
     pending *p;
+    hark_broker *batch; /* NULL, or the broker its steps go through */
 };
+
+void hark_decoder_join(hark_decoder *dec, hark_broker *b)
+{
+    dec->batch = b;
+}
 
 hark_decoder *hark_decoder_new(void)
 {
@@ -600,6 +611,7 @@ static int decoder_prepare(hark_decoder *d, const hark_model *m, const hark_cros
         q->w.no_speech_prob = 0;
     }
     d->p->n = 0;
+    d->p->batch = d->batch;
     return 0;
 }
 
@@ -614,8 +626,14 @@ int hark_decode_window(const hark_model *m, const hark_cross *cross, const hark_
     if (!rc)
         rc = run_start(m, o, &d->seqs[0]);
     float no_speech = rc ? 0 : d->seqs[0].w.no_speech_prob;
+    /* the steps alone go through a broker: the prompt is this window's own */
+    hark_broker *batch = rc ? NULL : d->batch;
+    if (batch)
+        hark_broker_enter(batch);
     if (!rc)
         rc = beam ? decode_beam(m, o, d->seqs, d->p, w) : decode_independent(m, o, d->seqs, n, d->p, w);
+    if (batch)
+        hark_broker_leave(batch);
     w->no_speech_prob = no_speech;
     if (!dec)
         hark_decoder_free(d);

@@ -184,6 +184,14 @@ typedef struct hark_product {
     const float *b;
 } hark_product;
 void hark_linear_many(const hark_product *p, int n, const float *x, int m);
+/* Products of groups of rows, each group as if alone: group g is x's next m[g]
+ * rows, and product k's outputs for it (at the same rows of p[k].y) are the bits
+ * that hark_linear_many (gelu, n = 1: hark_linear_gelu) gives for those rows
+ * alone, whatever the other groups.  Stored-type weights, m[g] <= HARK_MAX_BATCH:
+ * the weights come from memory once for all groups (a step of sequences of
+ * several files, hark_decode_groups). */
+void hark_linear_groups(const hark_product *p, int n, const float *x, const int *m, int groups,
+                        int gelu);
 /* Row-wise LayerNorm (eps 1e-5) of x[m][d] into y (may alias x). */
 void hark_layer_norm(float *y, const float *x, int m, int d, const float *g, const float *b);
 /* Softmax of each row of x[m][n] in place. */

@@ -127,15 +127,11 @@ static void packed_grid(linear_job *job)
     job->m_tile = even_chunk(job->m, ceil_div(want, job->n_blocks));
 }
 
-/* Rows [i * chunk, ...) by the kernels that read the stored type directly: each
+/* Rows [r0, r1) by the kernels that read the stored type directly: each
  * output is one row's dot product, whatever the split. */
-static void stored_type_slice(void *arg, int i)
+static void stored_type_rows(const linear_job *j, int r0, int r1)
 {
-    const linear_job *j = arg;
     const hark_weight *w = j->w;
-    int r0 = i * j->chunk, r1 = r0 + j->chunk < w->rows ? r0 + j->chunk : w->rows;
-    if (r0 >= r1)
-        return;
     if (w->type == HARK_F16 || w->type == HARK_BF16)
         /* bandwidth-bound: each stored weight is read once for all m vectors */
         hark_matvec16(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
@@ -144,6 +140,15 @@ static void stored_type_slice(void *arg, int i)
     else
         hark_matvec_q(j->y, j->x, j->m, w->data, w->type, w->rows, w->cols, r0, r1);
     finish_tile(j, 0, j->m, r0, r1);
+}
+
+/* Rows [i * chunk, ...). */
+static void stored_type_slice(void *arg, int i)
+{
+    const linear_job *j = arg;
+    int r0 = i * j->chunk, r1 = r0 + j->chunk < j->w->rows ? r0 + j->chunk : j->w->rows;
+    if (r0 < r1)
+        stored_type_rows(j, r0, r1);
 }
 
 /* Tasks for one product by the stored-type kernels: four a thread for balance,
@@ -363,6 +368,107 @@ void hark_linear(float *y, const float *x, int m, const hark_weight *w, const fl
 void hark_linear_gelu(float *y, const float *x, int m, const hark_weight *w, const float *b)
 {
     linear(y, x, m, w, b, 1);
+}
+
+/* ---- groups of rows, each as if alone */
+
+/* Weight rows a tile: the tile stays in cache while every group meets it, so
+ * that the weights come from memory once for all groups. */
+enum { GROUP_TILE_BYTES = 32 << 10 };
+
+typedef struct grouped_job {
+    linear_job jobs[HARK_LINEAR_MANY]; /* each product over all the rows */
+    int n, tasks[HARK_LINEAR_MANY];
+    const int *m; /* rows of each group */
+    int groups;
+} grouped_job;
+
+/* Rows [r0, r1) of product all for the m rows from row `at`: the call that
+ * product makes for those rows alone (stored_type_products). */
+static void group_rows(const linear_job *all, int at, int m, int r0, int r1)
+{
+    linear_job g = *all;
+    size_t cols = (size_t)all->w->cols;
+    g.x = all->x + (size_t)at * cols;
+    g.y = all->y + (size_t)at * all->w->rows;
+    g.m = m;
+    if (all->xq) /* quantised per block of 32: a row's blocks are its own */
+        g.xq = all->xq + (size_t)at * cols, g.d8 = all->d8 + (size_t)at * cols / 4,
+        g.s8 = all->s8 + (size_t)at * cols / 4;
+    stored_type_rows(&g, r0, r1);
+}
+
+static void grouped_slice(void *arg, int i)
+{
+    const grouped_job *gj = arg;
+    int k = 0;
+    while (i >= gj->tasks[k])
+        i -= gj->tasks[k++];
+    const linear_job *j = &gj->jobs[k];
+    const hark_weight *w = j->w;
+    int r0 = i * j->chunk, r1 = r0 + j->chunk < w->rows ? r0 + j->chunk : w->rows;
+    int tile = (int)(GROUP_TILE_BYTES / hark_row_bytes(w->type, (size_t)w->cols));
+    tile = tile > ROW_ALIGN ? tile : ROW_ALIGN;
+    for (int t0 = r0; t0 < r1; t0 += tile)
+        for (int g = 0, at = 0; g < gj->groups; at += gj->m[g++])
+            group_rows(j, at, gj->m[g], t0, t0 + tile < r1 ? t0 + tile : r1);
+}
+
+/* Whether the groups can share one pass over stored-type weights. */
+static int groups_share(const hark_product *p, int n, const int *m, int groups)
+{
+    int ok = n > 0 && n <= HARK_LINEAR_MANY;
+    for (int g = 0; ok && g < groups; g++)
+        ok = m[g] > 0 && m[g] <= HARK_MAX_BATCH;
+    for (int k = 0; ok && k < n; k++)
+        ok = p[k].w->type == p[0].w->type && p[k].w->cols == p[0].w->cols &&
+             p[k].w->type != HARK_F32;
+    return ok;
+}
+
+static void grouped_products(const hark_product *p, int n, const float *x, int rows, const int *m,
+                             int groups, int gelu)
+{
+    grouped_job gj = {.n = n, .m = m, .groups = groups};
+    q8_vectors v;
+    v.on_heap = 0;
+    size_t work = 0;
+    int total = 0;
+    for (int k = 0; k < n; k++) {
+        linear_job *j = &gj.jobs[k];
+        *j = (linear_job){.y = p[k].y, .x = x, .m = rows, .w = p[k].w, .b = p[k].b, .gelu = gelu};
+        if (k == 0 && hark_block_bytes(p[0].w->type))
+            quantise_vectors(j, &v);
+        j->xq = gj.jobs[0].xq, j->d8 = gj.jobs[0].d8, j->s8 = gj.jobs[0].s8;
+        j->chunk = even_chunk(p[k].w->rows, product_tasks(p[k].w));
+        gj.tasks[k] = ceil_div(p[k].w->rows, j->chunk);
+        total += gj.tasks[k];
+        work += (size_t)rows * p[k].w->rows * p[k].w->cols;
+    }
+    hark_parallel(total, grouped_slice, &gj, work);
+    q8_vectors_free(&v);
+}
+
+void hark_linear_groups(const hark_product *p, int n, const float *x, const int *m, int groups,
+                        int gelu)
+{
+    int rows = 0;
+    for (int g = 0; g < groups; g++)
+        rows += m[g];
+    if (groups > 1 && groups_share(p, n, m, groups)) {
+        grouped_products(p, n, x, rows, m, groups, gelu);
+        return;
+    }
+    for (int g = 0, at = 0; g < groups; at += m[g++]) {
+        hark_product q[HARK_LINEAR_MANY];
+        for (int k = 0; k < n && k < HARK_LINEAR_MANY; k++)
+            q[k] = (hark_product){p[k].y + (size_t)at * p[k].w->rows, p[k].w, p[k].b};
+        const float *xg = x + (size_t)at * p[0].w->cols;
+        if (gelu)
+            hark_linear_gelu(q[0].y, xg, m[g], q[0].w, q[0].b);
+        else
+            hark_linear_many(q, n, xg, m[g]);
+    }
 }
 
 void hark_add(float *y, const float *x, size_t n)

@@ -96,8 +96,18 @@ int hark_decode(const hark_model *m, hark_kv *kv, const int *tokens, int n, floa
  * which hark_linear with tok_emb turns into that row's logits. */
 int hark_decode_states(const hark_model *m, hark_kv *kv, const int *tokens, int n, float *states);
 /* One token for each of n sequences sharing one cross K/V (beams, samples):
- * logits [n][n_vocab]. */
+ * logits [n][n_vocab]; the sequences are stepped in groups of HARK_MAX_BATCH. */
 int hark_decode_batch(const hark_model *m, hark_kv **kvs, const int *tokens, int n,
                       float *logits);
+/* One token for each of n sequences in groups (several windows' beams and
+ * samples: a step of several files): group g is the next size[g] <=
+ * HARK_MAX_BATCH sequences, sharing the cross K/V of its first.  A row's logits
+ * ([n][n_vocab]) are the bits hark_decode_batch gives its group alone, whatever
+ * the other groups and however many threads; every weight is read from memory
+ * once for all.  scratch: hark_decode_scratch_floats(m, n) floats, sized with
+ * the pool in use. */
+int hark_decode_groups(const hark_model *m, hark_kv **kvs, const int *tokens, int n,
+                       const int *size, int groups, float *logits, float *scratch);
+size_t hark_decode_scratch_floats(const hark_model *m, int rows);
 
 #endif

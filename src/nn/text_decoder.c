@@ -172,17 +172,12 @@ int hark_kv_init(hark_kv *kv, const hark_model *m, const hark_cross *cross)
 {
     const hark_hparams *hp = &m->hp;
     size_t d = (size_t)hp->n_text_state, L = (size_t)hp->n_text_layer;
-    size_t tc = (size_t)hp->n_text_ctx, ac = (size_t)hp->n_audio_ctx;
-    size_t wide = tc > ac ? tc : ac;
+    size_t tc = (size_t)hp->n_text_ctx;
     memset(kv, 0, sizeof *kv);
     kv->cross = cross;
     kv->self_k = malloc(L * tc * d * sizeof(float));
     kv->self_v = malloc(L * tc * d * sizeof(float));
-    size_t att = hark_attention_scratch((int)tc, (int)wide, hp->n_text_head);
-    /* f16 cross attention: a slot (thread) for each head it handles */
-    int threads = hark_pool_threads(), slots = threads < hp->n_text_head ? threads : hp->n_text_head;
-    att += (size_t)slots * cross16_slot_floats((int)ac, (int)(d / (size_t)hp->n_text_head));
-    kv->scratch = malloc((tc * d * 8 + att) * sizeof(float));
+    kv->scratch = malloc(hark_decode_scratch_floats(m, (int)tc) * sizeof(float));
     if (!kv->self_k || !kv->self_v || !kv->scratch) {
         hark_kv_free(kv);
         return HARK_ERR_NOMEM;
@@ -455,8 +450,18 @@ int hark_decode_states(const hark_model *m, hark_kv *kv, const int *tokens, int 
 
 /* ---------------------------------------------------------- batched step */
 
+/* The sequences of one step in groups: group g is the next size[g] rows
+ * (<= HARK_MAX_BATCH), all reading the cross K/V of its first row.  Every
+ * product runs on each group as if it were alone (hark_linear_groups), so a
+ * row's bits depend on its own group only, never on the others. */
+typedef struct step_groups {
+    const int *size;
+    int count;
+} step_groups;
+
 /* Self-attention of row i against sequence i's own cache. */
-static void batch_self_attention(const hark_model *m, hark_kv **kvs, int l, step_buf *b, int n)
+static void batch_self_attention(const hark_model *m, hark_kv **kvs, int l, step_buf *b, int n,
+                                 const step_groups *gs)
 {
     const hark_attn *a = &m->dec[l].attn;
     int d = m->hp.n_text_state;
@@ -465,7 +470,7 @@ static void batch_self_attention(const hark_model *m, hark_kv **kvs, int l, step
     /* new keys, then values, in the MLP buffer */
     hark_product qkv[3] = {{b->q, &a->q, a->q_b}, {b->mlp, &a->k, NULL},
                            {b->mlp + (size_t)n * d, &a->v, a->v_b}};
-    hark_linear_many(qkv, 3, b->h, n);
+    hark_linear_groups(qkv, 3, b->h, gs->size, gs->count, 0);
     for (int i = 0; i < n; i++) {
         hark_kv *kv = kvs[i];
         float *k = kv->self_k + base, *v = kv->self_v + base;
@@ -474,60 +479,113 @@ static void batch_self_attention(const hark_model *m, hark_kv **kvs, int l, step
         hark_attention(b->att + (size_t)i * d, b->q + (size_t)i * d, k, v, 1, kv->n_past + 1, d,
                        m->hp.n_text_head, kv->n_past, b->scores);
     }
-    hark_linear(b->h, b->att, n, &a->o, a->o_b);
+    hark_product o = {b->h, &a->o, a->o_b};
+    hark_linear_groups(&o, 1, b->att, gs->size, gs->count, 0);
     hark_add(b->x, b->h, (size_t)n * d);
 }
 
-static void batch_cross_attention(const hark_model *m, const hark_cross *cross, int l,
-                                  step_buf *b, int n)
+/* Each group's queries in one pass over its window's keys and values. */
+static void batch_cross_attention(const hark_model *m, hark_kv **kvs, int l, step_buf *b, int n,
+                                  const step_groups *gs)
 {
     const hark_attn *a = &m->dec[l].cross;
     int d = m->hp.n_text_state, ac = m->hp.n_audio_ctx;
     size_t base = (size_t)l * ac * d;
     hark_layer_norm(b->h, b->x, n, d, a->ln_w, a->ln_b);
-    hark_linear(b->q, b->h, n, &a->q, a->q_b);
-    /* no mask: the n queries share one pass over the keys and values */
-    if (cross->k16)
-        cross_attention16(m, cross, l, b->q, b->att, n, b->scores);
-    else
-        hark_attention(b->att, b->q, cross->k + base, cross->v + base, n, ac, d,
-                       m->hp.n_text_head, -1, b->scores);
-    hark_linear(b->h, b->att, n, &a->o, a->o_b);
+    hark_product q = {b->q, &a->q, a->q_b};
+    hark_linear_groups(&q, 1, b->h, gs->size, gs->count, 0);
+    for (int g = 0, at = 0; g < gs->count; at += gs->size[g++]) {
+        const hark_cross *cross = kvs[at]->cross;
+        float *qg = b->q + (size_t)at * d, *att = b->att + (size_t)at * d;
+        if (cross->k16)
+            cross_attention16(m, cross, l, qg, att, gs->size[g], b->scores);
+        else
+            hark_attention(att, qg, cross->k + base, cross->v + base, gs->size[g], ac, d,
+                           m->hp.n_text_head, -1, b->scores);
+    }
+    hark_product o = {b->h, &a->o, a->o_b};
+    hark_linear_groups(&o, 1, b->att, gs->size, gs->count, 0);
     hark_add(b->x, b->h, (size_t)n * d);
 }
 
-/* One token for each of n sequences (up to HARK_MAX_BATCH at a time) sharing
- * one cross K/V: every weight matrix is read once for all of them. */
-static int decode_group(const hark_model *m, hark_kv **kvs, const int *tokens, int n,
-                        float *logits)
+static void batch_mlp(const hark_block *blk, step_buf *b, int n, int d, const step_groups *gs)
+{
+    hark_layer_norm(b->h, b->x, n, d, blk->mlp_ln_w, blk->mlp_ln_b);
+    hark_product fc1 = {b->mlp, &blk->fc1, blk->fc1_b}, fc2 = {b->h, &blk->fc2, blk->fc2_b};
+    hark_linear_groups(&fc1, 1, b->h, gs->size, gs->count, 1);
+    hark_linear_groups(&fc2, 1, b->mlp, gs->size, gs->count, 0);
+    hark_add(b->x, b->h, (size_t)n * d);
+}
+
+size_t hark_decode_scratch_floats(const hark_model *m, int rows)
+{
+    const hark_hparams *hp = &m->hp;
+    size_t d = (size_t)hp->n_text_state, tc = (size_t)hp->n_text_ctx, ac = (size_t)hp->n_audio_ctx;
+    size_t att = hark_attention_scratch((int)tc, (int)(tc > ac ? tc : ac), hp->n_text_head);
+    /* f16 cross attention: a slot (thread) for each head it handles */
+    int threads = hark_pool_threads(), slots = threads < hp->n_text_head ? threads : hp->n_text_head;
+    att += (size_t)slots * cross16_slot_floats((int)ac, (int)(d / (size_t)hp->n_text_head));
+    return (size_t)rows * d * 8 + att;
+}
+
+/* Whether every row can take one more token, and each group shares a cross. */
+static int groups_valid(const hark_model *m, hark_kv **kvs, const int *tokens, int n,
+                        const step_groups *gs)
+{
+    int rows = 0;
+    for (int g = 0; g < gs->count; g++) {
+        if (gs->size[g] < 1 || gs->size[g] > HARK_MAX_BATCH)
+            return 0;
+        for (int i = rows; i < rows + gs->size[g] && i < n; i++)
+            if (kvs[i]->n_past + 1 > m->hp.n_text_ctx || tokens[i] < 0 ||
+                tokens[i] >= m->hp.n_vocab || kvs[i]->cross != kvs[rows]->cross)
+                return 0;
+        rows += gs->size[g];
+    }
+    return rows == n;
+}
+
+int hark_decode_groups(const hark_model *m, hark_kv **kvs, const int *tokens, int n,
+                       const int *size, int groups, float *logits, float *scratch)
 {
     int d = m->hp.n_text_state;
-    step_buf b = carve(kvs[0]->scratch, n, d);
-    for (int i = 0; i < n; i++) {
-        if (kvs[i]->n_past + 1 > m->hp.n_text_ctx || tokens[i] < 0 || tokens[i] >= m->hp.n_vocab ||
-            kvs[i]->cross != kvs[0]->cross)
-            return HARK_ERR_ARG;
+    step_groups gs = {size, groups};
+    if (n < 1 || !groups_valid(m, kvs, tokens, n, &gs))
+        return HARK_ERR_ARG;
+    step_buf b = carve(scratch, n, d);
+    for (int i = 0; i < n; i++)
         embed(m, &tokens[i], 1, kvs[i]->n_past, b.x + (size_t)i * d);
-    }
     for (int l = 0; l < m->hp.n_text_layer; l++) {
-        batch_self_attention(m, kvs, l, &b, n);
-        batch_cross_attention(m, kvs[0]->cross, l, &b, n);
-        mlp(&m->dec[l], &b, n, d);
+        batch_self_attention(m, kvs, l, &b, n, &gs);
+        batch_cross_attention(m, kvs, l, &b, n, &gs);
+        batch_mlp(&m->dec[l], &b, n, d, &gs);
     }
     for (int i = 0; i < n; i++)
         kvs[i]->n_past++;
     hark_layer_norm(b.h, b.x, n, d, m->dec_ln_w, m->dec_ln_b);
-    hark_linear(logits, b.h, n, &m->tok_emb, NULL);
+    hark_product out = {logits, &m->tok_emb, NULL};
+    hark_linear_groups(&out, 1, b.h, size, groups, 0);
     return 0;
 }
 
+/* Groups of HARK_MAX_BATCH (the last the rest), up to a sequence's scratch
+ * (n_text_ctx rows) at a time. */
 int hark_decode_batch(const hark_model *m, hark_kv **kvs, const int *tokens, int n, float *logits)
 {
-    for (int i = 0; i < n; i += HARK_MAX_BATCH) {
-        int k = n - i < HARK_MAX_BATCH ? n - i : HARK_MAX_BATCH;
-        int rc = decode_group(m, kvs + i, tokens + i, k, logits + (size_t)i * m->hp.n_vocab);
+    enum { CAP = 16 };
+    int size[CAP], most = m->hp.n_text_ctx / HARK_MAX_BATCH;
+    most = most < 1 ? 1 : most > CAP ? CAP : most;
+    for (int i = 0; i < n;) {
+        int groups = 0, rows = 0;
+        for (; groups < most && i + rows < n; groups++) {
+            size[groups] = n - i - rows < HARK_MAX_BATCH ? n - i - rows : HARK_MAX_BATCH;
+            rows += size[groups];
+        }
+        int rc = hark_decode_groups(m, kvs + i, tokens + i, rows, size, groups,
+                                    logits + (size_t)i * m->hp.n_vocab, kvs[i]->scratch);
         if (rc)
             return rc;
+        i += rows;
     }
     return 0;
 }

@@ -1,7 +1,8 @@
 # Batches on the small random test model: directories walked (with and without
 # -r), bad files reported while the rest finish, --shard slices that are
 # disjoint and cover the list, resuming after a kill, --overwrite, -j giving
-# the same bytes as -j 1, stdout in input order, and the summary's counts.
+# the same bytes as -j 1 (also with --combine-decode, beams and fallback), stdout
+# in input order, and the summary's counts.
 # Transcripts are gibberish: runs are compared with each other, never with text.
 . "$(dirname "$0")/lib.sh"
 M=tests/data/tiny-random/hf-f32
@@ -68,6 +69,22 @@ expect_eq "resume did the rest" "$(progress_paths $T/err | tr '\n' ' ')" \
     "$T/in/b.wav $T/in/sub/d.wav $T/in/sub/e.wav "
 expect_eq "resume summary" "$(grep -c '^hark: 3 done, 2 skipped, 2 failed; ' $T/err)" 1
 diff -r -x .hark-ledger $T/o2 $T/o3 >/dev/null && ok || bad "resumed outputs differ from a full run"
+
+# --combine-decode -j 3: the files' beams and, as the random f16 model's gibberish
+# falls back every window, their best-of samples step through the decoder
+# together (the shared weight reads): every output the same bytes as -j 1
+F16=tests/data/tiny-random/hf-f16
+mkdir -p $T/jin
+clip_ms 7320 $T/jin/a.wav; clip_ms 2500 $T/jin/b.wav; clip_ms 5000 $T/jin/c.wav
+sox $CLIP $CLIP $CLIP $CLIP $CLIP $T/jin/d.wav 2>/dev/null || clip_ms 7000 $T/jin/d.wav
+"$HARK" -m $F16 -q -f all -o $T/j1 $T/jin 2>$T/err; expect_eq "combined: -j 1 exit" $? 0
+expect_eq "combined: fallback taken" "$(grep -l '"temperature":1' $T/j1/*.json | wc -l)" 4
+"$HARK" -m $F16 -q -f all --combine-decode -j 3 -o $T/j3 $T/jin 2>$T/err
+expect_eq "combined: -j 3 exit" $? 0
+diff -r -x .hark-ledger $T/j1 $T/j3 >/dev/null && ok || bad "--combine-decode -j 3 outputs differ from -j 1"
+"$HARK" -m $F16 -q -f all --beam-size 1 -o $T/g1 $T/jin 2>$T/err
+"$HARK" -m $F16 -q -f all --beam-size 1 --combine-decode -j 4 -t 2 -o $T/g4 $T/jin 2>$T/err
+diff -r -x .hark-ledger $T/g1 $T/g4 >/dev/null && ok || bad "--combine-decode -j 4 -t 2 greedy outputs differ"
 
 # -j 2 writes the same bytes as -j 1; without -o, stdout keeps the input order
 hk -r -j 2 -q -o $T/o4 $T/in 2>$T/err; expect_eq "-j 2 exit" $? 1
