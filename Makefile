@@ -26,10 +26,16 @@ CLI_SRC = $(wildcard cli/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)
 B = build
 
+# the pages hark serve answers and hark explain writes, built into the program as
+# they are (scripts/embed.sh): no file is looked up at run time
+ASSETS = cli/explain_draw.js cli/explain.css cli/studio/studio.html cli/studio/studio.css \
+         cli/studio/studio.js
+ASSET_SRC = $(B)/gen/assets.c
+
 LIB_OBJ = $(LIB_SRC:%.c=$(B)/obj/%.o)
-CLI_OBJ = $(CLI_SRC:%.c=$(B)/obj/%.o)
+CLI_OBJ = $(CLI_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/assets.o
 SAN_LIB_OBJ = $(LIB_SRC:%.c=$(B)/san/obj/%.o)
-SAN_CLI_OBJ = $(CLI_SRC:%.c=$(B)/san/obj/%.o)
+SAN_CLI_OBJ = $(CLI_SRC:%.c=$(B)/san/obj/%.o) $(B)/san/obj/gen/assets.o
 TESTS = $(TEST_SRC:tests/%.c=$(B)/tests/%)
 SAN_TESTS = $(TEST_SRC:tests/%.c=$(B)/san/tests/%)
 HDRS = $(wildcard include/*.h src/*.h src/*/*.h cli/*.h tests/*.h)
@@ -43,6 +49,16 @@ $(B)/obj/%.o: %.c $(HDRS)
 $(B)/san/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
 	@echo "  CC $@"; $(CC) $(WARN) $(SAN_FLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -c $< -o $@
+
+$(ASSET_SRC): $(ASSETS) scripts/embed.sh
+	@mkdir -p $(@D)
+	@echo "  GEN $@"; sh scripts/embed.sh $(ASSETS) >$@.tmp && mv $@.tmp $@
+$(B)/obj/gen/assets.o: $(ASSET_SRC)
+	@mkdir -p $(@D)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -c $< -o $@
+$(B)/san/obj/gen/assets.o: $(ASSET_SRC)
+	@mkdir -p $(@D)
+	@echo "  CC $@"; $(CC) $(WARN) $(SAN_FLAGS) -c $< -o $@
 
 $(B)/libhark.a: $(LIB_OBJ)
 	@rm -f $@; ar rcs $@ $^
