@@ -26,6 +26,8 @@
 #include "cli.h"
 #include "http.h"
 #include "serve_api.h"
+#include "serve_jobs.h"
+#include "studio.h"
 #include "face.h"
 
 const char cli_serve_usage[] =
@@ -37,7 +39,11 @@ const char cli_serve_usage[] =
     "      temperature_inc (the fallback ladder's step; 0: none), beam_size, best_of,\n"
     "      no_timestamps, offset_t and duration (ms), max_len, diarize, logprob_thold\n"
     "    POST /v1/audio/translations  the same, translated to English (multilingual models)\n"
-    "    GET /health\n"
+    "    POST /v1/jobs  the same form: 202 {\"id\"} at once, the transcription goes on;\n"
+    "      GET /v1/jobs/ID its progress and segments, GET /v1/jobs/ID/result?format=F\n"
+    "      the CLI's file, DELETE /v1/jobs/ID cancels, POST /v1/jobs/ID/explain?window=N\n"
+    "      hark explain's trace; GET /v1/options the defaults (docs/serving.md)\n"
+    "    GET /health; GET / the studio page: upload or record, follow, listen, download\n"
     "  --host ADDR          address to listen on: IPv4, IPv6 (::1, ::) or a name\n"
     "                       (default 127.0.0.1)\n"
     "  --port N             port (default 8080; 0: any free one, printed)\n"
@@ -64,56 +70,15 @@ typedef struct server {
     char *keys[MAX_KEYS]; /* API keys; none: no authentication */
     char cors[300];       /* "Access-Control-Allow-Origin: ...\r\n", or "" */
     atomic_int running;   /* workers not yet ended */
+    serve_jobs *jobs;     /* POST /v1/jobs's */
+    char *page;           /* GET /'s */
+    size_t page_len;
     int n_keys;
 } server;
 
-/* An error as OpenAI's API words one: {"error": {"message": ..., "type": ...}}. */
 static void respond_error(int fd, int status, const char *message)
 {
-    cJSON *root = cJSON_CreateObject(), *err = cJSON_AddObjectToObject(root, "error");
-    cJSON_AddStringToObject(err, "message", message);
-    cJSON_AddStringToObject(err, "type", status >= 500 ? "server_error" : "invalid_request_error");
-    if (status == 401)
-        cJSON_AddStringToObject(err, "code", "invalid_api_key");
-    char *body = cJSON_PrintUnformatted(root);
-    const char *text = body ? body : "{\"error\":{\"message\":\"out of memory\"}}";
-    http_respond(fd, status, "application/json", text, strlen(text));
-    free(body);
-    cJSON_Delete(root);
-}
-
-/* The upload under a temporary name (what it is comes from its bytes, for
- * libsndfile and ffmpeg alike, not its name); returns 0, the path in path. */
-static int save_upload(const form_field *f, char *path, size_t n)
-{
-    const char *tmp = getenv("TMPDIR");
-    snprintf(path, n, "%s/hark-upload-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return -1;
-    size_t at = 0;
-    while (at < f->len) {
-        ssize_t w = write(fd, f->data + at, f->len - at);
-        if (w <= 0)
-            break;
-        at += (size_t)w;
-    }
-    close(fd);
-    if (at < f->len)
-        unlink(path);
-    return at < f->len ? -1 : 0;
-}
-
-/* The context's error with the temporary file's name replaced by the upload's. */
-static void upload_error(const hark_context *ctx, const char *tmp, const char *name, char *out,
-                         size_t n)
-{
-    const char *e = hark_last_error(ctx);
-    size_t k = strlen(tmp);
-    if (strncmp(e, tmp, k) == 0)
-        snprintf(out, n, "%s%s", *name ? name : "the uploaded file", e + k);
-    else
-        snprintf(out, n, "%s", e);
+    serve_respond_error(fd, status, message);
 }
 
 /* Set by a second SIGINT or SIGTERM: the transcriptions under way stop too. */
@@ -140,18 +105,12 @@ static int transcribe(const server *s, int fd, const http_request *r)
     request_options q;
     hark_params p = s->params;
     char path[512], msg[700];
-    const char *bad = http_form_field(r, "file", &file)
-                          ? "the body holds no \"file\": send multipart/form-data with the audio "
-                            "as its \"file\" field"
-                          : serve_request_options(r, &q, &p);
-    p.translate |= !strcmp(r->path, "/v1/audio/translations");
-    if (!bad && p.translate && !hark_model_is_multilingual(s->model))
-        bad = "this server's model is English-only: it cannot translate";
+    const char *bad = serve_upload_options(r, s->model, &file, &q, &p);
     if (bad) {
         respond_error(fd, 400, bad);
         return 400;
     }
-    if (save_upload(&file, path, sizeof path)) {
+    if (serve_save_upload(&file, path, sizeof path)) {
         respond_error(fd, 500, "cannot store the upload in the temporary directory");
         return 500;
     }
@@ -167,7 +126,7 @@ static int transcribe(const server *s, int fd, const http_request *r)
         respond_error(fd, status = 503, "the server is stopping: send the file again later");
     } else if (rc) {
         if (ctx)
-            upload_error(ctx, path, file.filename, msg, sizeof msg);
+            serve_upload_error(ctx, path, file.filename, msg, sizeof msg);
         respond_error(fd, status, ctx ? msg : "out of memory");
     } else {
         const char *type;
@@ -205,7 +164,8 @@ static int same_secret(const char *a, const char *b)
  * keys; else why not. */
 static const char *unauthorized(const server *s, const http_request *r)
 {
-    if (!s->n_keys || !is_transcription(r) || strcmp(r->method, "POST"))
+    int job_api = jobs_path(r) && strcmp(r->method, "OPTIONS"); /* a preflight has no key */
+    if (!s->n_keys || (!job_api && (!is_transcription(r) || strcmp(r->method, "POST"))))
         return NULL;
     const char *v = r->authorization;
     if (!*v)
@@ -219,21 +179,8 @@ static const char *unauthorized(const server *s, const http_request *r)
     return match ? NULL : "incorrect API key";
 }
 
-/* GET /: a page to try the server from a browser, as whisper.cpp's server has (a
- * form cannot send an API key: with --api-key it is answered 401). */
-static const char HOME_PAGE[] =
-    "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>hark serve</title></head>\n"
-    "<body><h1>hark serve</h1>\n"
-    "<form action=\"/inference\" method=\"post\" enctype=\"multipart/form-data\">\n"
-    "<p><input type=\"file\" name=\"file\" accept=\"audio/*,video/*\" required></p>\n"
-    "<p><select name=\"response_format\"><option>text</option><option>json</option>"
-    "<option>verbose_json</option><option>srt</option><option>vtt</option>"
-    "<option>tsv</option></select> <input type=\"submit\" value=\"Transcribe\"></p>\n"
-    "</form>\n<pre>curl -F file=@talk.wav http://HOST:PORT/inference\n"
-    "curl -F file=@talk.wav -F response_format=srt http://HOST:PORT/v1/audio/transcriptions"
-    "</pre>\n</body></html>\n";
-
-static int route(const server *s, int fd, const http_request *r)
+/* Answers r; *run: a job for this worker to run once the connection is closed. */
+static int route(const server *s, int fd, const http_request *r, serve_job **run)
 {
     int transcription = is_transcription(r);
     int health = !strcmp(r->path, "/health");
@@ -249,9 +196,11 @@ static int route(const server *s, int fd, const http_request *r)
         return 200;
     }
     if (!strcmp(r->path, "/") && !strcmp(r->method, "GET")) {
-        http_respond(fd, 200, "text/html; charset=utf-8", HOME_PAGE, sizeof HOME_PAGE - 1);
+        http_respond(fd, 200, "text/html; charset=utf-8", s->page, s->page_len);
         return 200;
     }
+    if (jobs_path(r))
+        return jobs_route(s->jobs, fd, r, run);
     if (transcription && !strcmp(r->method, "POST"))
         return transcribe(s, fd, r);
     int status = transcription || health ? 405 : 404;
@@ -270,14 +219,27 @@ static void printable(char *text)
             *c = '?';
 }
 
-/* One connection from peer (its address): a request, its answer, a line on stderr. */
-static void serve_one(const server *s, int fd, const char *peer)
+/* A request's line on stderr: the peer, method, path, status and the time since t0. */
+static void log_request(const server *s, const char *peer, const char *method, const char *path,
+                        int status, const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (!s->o.quiet)
+        fprintf(stderr, "hark: %s %s %s %d (%.2f s)\n", peer, *method ? method : "-",
+                *path ? path : "-", status,
+                (double)(t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9);
+}
+
+/* One connection from peer (its address): a request, its answer, a line on stderr;
+ * *run: a job to run once the connection is closed. */
+static void serve_one(const server *s, int fd, const char *peer, serve_job **run)
 {
     struct timeval limit = {s->limits.timeout_s, 0}; /* a peer that stops reading is dropped */
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
     http_request r;
     char why[200];
-    struct timespec t0, t1;
+    struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int status = http_read_head(fd, &s->limits, &r, why, sizeof why);
     const char *denied = status ? NULL : unauthorized(s, &r);
@@ -286,14 +248,10 @@ static void serve_one(const server *s, int fd, const char *peer)
     else if (status || (status = http_read_body(fd, &r, why, sizeof why)))
         respond_error(fd, status, why);
     else
-        status = route(s, fd, &r);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+        status = route(s, fd, &r, run);
     printable(r.method);
     printable(r.path);
-    if (!s->o.quiet)
-        fprintf(stderr, "hark: %s %s %s %d (%.2f s)\n", peer, *r.method ? r.method : "-",
-                *r.path ? r.path : "-", status,
-                (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+    log_request(s, peer, r.method, r.path, status, &t0);
     http_request_free(&r);
 }
 
@@ -380,9 +338,17 @@ static void *accept_loop(void *arg)
         }
         if (getnameinfo((struct sockaddr *)&a, len, peer, sizeof peer, NULL, 0, NI_NUMERICHOST))
             snprintf(peer, sizeof peer, "-");
-        serve_one(s, fd, peer);
+        serve_job *job = NULL;
+        serve_one(s, fd, peer, &job);
         http_linger(fd);
         close(fd);
+        if (job) { /* POST /v1/jobs's transcription, on this worker as /inference's */
+            char path[64];
+            struct timespec t0;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            int status = jobs_run(s->jobs, job, path, sizeof path);
+            log_request(s, peer, "JOB", path, status, &t0);
+        }
     }
 }
 
@@ -563,13 +529,21 @@ int cli_serve_main(int argc, char **argv)
     if ((s.model = cli_load_models(&s.o, &vad))) {
         s.params = s.o.params;
         s.params.vad.model = vad;
-        s.listener = listen_on(&s);
+        jobs_config jc = {s.model, &s.params, &s.o.layout, &g_stop_now, s.cors, s.limits.max_body};
+        s.jobs = jobs_new(&jc);
+        s.page = studio_page(&s.page_len);
+        if (s.jobs && s.page)
+            s.listener = listen_on(&s);
+        else
+            fprintf(stderr, "hark: serve: out of memory\n");
         http_always_send(s.cors);
     }
     if (s.listener >= 0) {
         serve(&s);
         close(s.listener);
     }
+    jobs_free(s.jobs);
+    free(s.page);
     if (s.model) {
         hark_model_free(s.model);
         hark_vad_free(vad);
