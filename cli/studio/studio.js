@@ -153,6 +153,8 @@
     $("window").textContent = "";
     $("upload-bar").value = 0;
     $("work-bar").value = 0;
+    delete $("status").dataset.windowsDone;
+    delete $("status").dataset.windowsTotal;
     const player = $("player");
     if (player.src)
       URL.revokeObjectURL(player.src);
