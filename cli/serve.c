@@ -3,7 +3,8 @@
  * /v1/audio/translations with a multipart/form-data body whose "file" is the
  * audio (and optionally response_format, language, prompt, temperature,
  * timestamp_granularities[], and whisper.cpp's fields that hark has),
- * GET /health.  One model, loaded once; -j N requests are served at once (one
+ * GET /health; the same form as a job with progress (POST /v1/jobs, serve_jobs.c)
+ * and GET /, the studio page that uses them (studio.c).  One model, loaded once; -j N requests are served at once (one
  * by default), each in a fresh context with the options hark serve was started
  * with; SIGINT or SIGTERM stops taking requests and lets those begun finish (a
  * second one stops them too). */

@@ -387,7 +387,7 @@
 
   function wire() {
     $("format-label").hidden = true; /* the no-script form's; the page downloads every format */
-    $("form").addEventListener("submit", start);
+    document.forms[0].addEventListener("submit", start); /* the form that posts to /inference */
     $("cancel").addEventListener("click", cancel);
     $("explain-go").addEventListener("click", explain);
     for (const b of document.querySelectorAll("#downloads button"))

@@ -180,6 +180,8 @@ async function main() {
     await page.send("Log.enable", {});
     await page.send("Page.enable", {});
     watchConsole(page, errors);
+    await page.send("Emulation.setDeviceMetricsOverride", { width: 1200, height: 800,
+      deviceScaleFactor: 1, mobile: false });
     await open(page, E.URL);
     for (const step of [transcribe, playback, d => downloads(d, browser), screenshot, explain,
       keyboard, accessibility, cancel])

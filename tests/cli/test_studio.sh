@@ -4,7 +4,8 @@
 # their status and message.  Then the page in headless Chromium (tests/browser/, driven
 # through the DevTools protocol; the plain build only: under the sanitizers a minute of
 # audio takes too long for a page test): upload, progress, transcript, playback,
-# downloads, explain, keyboard, axe-core, cancel, an API key.
+# downloads, explain, keyboard, axe-core, cancel, an API key.  STUDIO_SHOT=$PWD/docs/studio.png
+# makes the docs' screenshot anew.
 . "$(dirname "$0")/lib.sh"
 MODEL=models/hark-en-tiny
 if [ ! -f $MODEL/config.json ] || ! command -v curl >/dev/null || ! command -v jq >/dev/null; then
