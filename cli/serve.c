@@ -4,9 +4,9 @@
  * audio (and optionally response_format, language, prompt, temperature,
  * timestamp_granularities[], and whisper.cpp's fields that hark has),
  * GET /health; the same form as a job with progress (POST /v1/jobs, serve_jobs.c)
- * and GET /, the studio page that uses them (studio.c).  One model, loaded once; -j N requests are served at once (one
- * by default), each in a fresh context with the options hark serve was started
- * with; SIGINT or SIGTERM stops taking requests and lets those begun finish (a
+ * and GET /, the studio page that uses them (studio.c).  One model, loaded once;
+ * -j N requests are served at once (one by default), each in a fresh context with
+ * the options hark serve was started with; SIGINT or SIGTERM stops taking requests and lets those begun finish (a
  * second one stops them too). */
 #include <arpa/inet.h>
 #include <cJSON.h>
@@ -77,6 +77,7 @@ typedef struct server {
     int n_keys;
 } server;
 
+/* An error as OpenAI's API words one (serve_api.c's, which the jobs answer too). */
 static void respond_error(int fd, int status, const char *message)
 {
     serve_respond_error(fd, status, message);
