@@ -6,8 +6,8 @@
  * GET /health; the same form as a job with progress (POST /v1/jobs, serve_jobs.c)
  * and GET /, the studio page that uses them (studio.c).  One model, loaded once;
  * -j N requests are served at once (one by default), each in a fresh context with
- * the options hark serve was started with; SIGINT or SIGTERM stops taking requests and lets those begun finish (a
- * second one stops them too). */
+ * the options hark serve was started with; SIGINT or SIGTERM stops taking requests
+ * and lets those begun finish (a second one stops them too). */
 #include <arpa/inet.h>
 #include <cJSON.h>
 #include <errno.h>
