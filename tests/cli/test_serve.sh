@@ -82,7 +82,7 @@ err "language" 400 'sample01-en-us.wav: unknown language \"klingon\": a Whisper 
     -F file=@$S1 -F language=klingon "$URL/inference"
 expect_eq "language=English" "$(post -F file=@$S1 -F language=English "$URL/inference"):$(cat "$TMP/body")" \
     "200:{\"text\":$(grep -o '^{"text":"[^"]*"' "$TMP/cli.json" | cut -c9-)}"
-err "unknown path" 404 "no such endpoint: POST /inference, POST /v1/audio/transcriptions, POST /v1/audio/translations, GET /health" "$URL/x"
+err "unknown path" 404 "no such endpoint: POST /inference, POST /v1/audio/transcriptions, POST /v1/audio/translations, GET /health, the job API (docs/serving.md)" "$URL/x"
 err "GET /inference" 405 "method not allowed: POST /inference, /v1/audio/transcriptions and /v1/audio/translations, GET /health" \
     "$URL/inference"
 # without --cors: no preflight, no Access-Control header
@@ -135,6 +135,45 @@ expect_eq "HTTP/1.0, no Host" "$(raw "${URL##*:}" 'GET /health HTTP/1.0\r\n\r\n'
 expect_eq "still serving" "$(post "$URL/health")" 200
 logged '^hark: 127.0.0.1 GET /?\[31mred 400 (' "$TMP/log" && ok || bad "the escape logged: $(cat -v "$TMP/log")"
 expect_eq "no upload left behind" "$(ls "$TMP/up" | wc -l)" 0
+
+# --max-buffered-mb: the bodies held at once, in all.  A peer's 600 kB body holds most of
+# 1 MB (its head read, 100 Continue answered: counted from then on); another body of
+# 600 kB, with a Content-Length or chunked, is refused 503 with Retry-After, unread;
+# once the first is answered, the same body is taken.
+mkdir "$TMP/up7"
+TMPDIR="$TMP/up7" "$HARK" serve --port 0 --max-upload-mb 1 --max-buffered-mb 1 --max-duration 2 2>"$TMP/log7" &
+pid7=$!
+URL7=$(url_of "$TMP/log7")
+head -c 600000 /dev/zero >"$TMP/600k"
+exec 3<>"/dev/tcp/127.0.0.1/${URL7##*:}"
+printf 'POST /inference HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 600000\r\n\r\n' >&3
+read -r -t 30 line <&3 && read -r -t 30 _ <&3 # the interim answer and its blank line
+expect_eq "the first body, counted" "${line%$'\r'}" "HTTP/1.1 100 Continue"
+BUSY='{"error":{"message":"the server is busy: the uploads it holds fill --max-buffered-mb; try again later","type":"server_error"}}'
+expect_eq "a second body past --max-buffered-mb" \
+    "$(post -D "$TMP/head7" --data-binary @"$TMP/600k" "$URL7/inference"):$(cat "$TMP/body")" "503:$BUSY"
+expect_eq "its Retry-After" "$(grep -i '^Retry-After:' "$TMP/head7" | tr -d '\r')" "Retry-After: 5"
+expect_eq "a chunked one past it" "$(post -H "Transfer-Encoding: chunked" --data-binary @"$TMP/600k" \
+    "$URL7/inference"):$(cat "$TMP/body")" "503:$BUSY"
+cat "$TMP/600k" >&3
+expect_eq "the first answered" "$(timeout 30 head -n 1 <&3 | tr -d '\r')" "HTTP/1.1 400 Bad Request"
+exec 3<&-
+err "then the second is taken" 400 'the body holds no \"file\": send multipart/form-data with the audio as its \"file\" field' \
+    --data-binary @"$TMP/600k" "$URL7/inference"
+# --max-duration: longer audio is refused 413, naming the limit, as /inference and as a job
+err "past --max-duration" 413 "sample01-en-us.wav: longer than this server's --max-duration (2 s)" \
+    -F file=@$S1 "$URL7/inference"
+expect_eq "a job past it" "$(post -F file=@$S1 "$URL7/v1/jobs")" 202
+JOB=$(grep -o '[0-9a-f]\{32\}' "$TMP/body")
+logged "^hark: 127.0.0.1 JOB /v1/jobs/$JOB 413 (" "$TMP/log7" && ok || bad "the job's 413 not logged: $(tail -n 2 "$TMP/log7")"
+curl -s "$URL7/v1/jobs/$JOB" >"$TMP/job7"
+expect_eq "its state and error" "$(grep -o '"state":"[a-z]*"' "$TMP/job7"),$(grep -o '"error":"[^"]*"' "$TMP/job7")" \
+    "\"state\":\"failed\",\"error\":\"sample01-en-us.wav: longer than this server's --max-duration (2 s)\""
+kill -TERM $pid7; wait $pid7; expect_eq "--max-buffered-mb: SIGTERM" $? 0
+expect_eq "no upload left behind (7)" "$(ls "$TMP/up7" | wc -l)" 0
+grep -q 'Sanitizer' "$TMP/log7" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log7" | head)" || ok
+"$HARK" serve --max-buffered-mb 100 2>"$TMP/err"; expect_eq "--max-buffered-mb under --max-upload-mb" "$?:$(cat "$TMP/err")" \
+    "2:hark: serve: --max-buffered-mb 100 is under --max-upload-mb 256: an upload that large could never be taken"
 
 # -j 2: a peer that connects and sends nothing holds one worker (for its 30 s), the
 # other answers meanwhile (curl gives up after 10 s, long before the first is freed)
