@@ -14,10 +14,13 @@
  * (http.c) has no sockets at all and is fuzzed whole (tests/fuzz/fuzz_http.c).
  *
  * Limits: --max-connections in all and --max-per-peer from one address.  At
- * either limit a new connection takes the place of the oldest one still sending
- * its head (nothing begun: a peer that drips its head is the one to go), else
- * it is answered 503 with Retry-After; so neither a storm of slow heads from
- * elsewhere nor one from the same address (a NAT) locks out a quick request.
+ * either limit a new connection takes the place of the one still sending its
+ * head that has been silent the longest (nothing begun: a peer that drips its
+ * head, or sends nothing, is the one to go), else it is answered 503 with
+ * Retry-After; so neither a storm of slow heads from elsewhere nor one from the
+ * same address (a NAT) locks out a quick request.  (Not the oldest: a storm that
+ * reconnects as fast as it is pushed out would make a quick request's
+ * connection the oldest within milliseconds, before its head is in.)
  * Bodies held in memory (being read, queued, worked on) are counted against
  * max_buffered, each at its Content-Length from its head on (a chunked one at
  * its room as it grows) until its handler is done: one that would pass it is
@@ -482,16 +485,17 @@ static void check_deadlines(loop *l)
 
 /* ------------------------------------------------------------ admission */
 
-/* The oldest connection that may give way to a new one: still sending its head
- * (nothing begun), or, when lingering ones count too, answered; from peer, or
- * from anyone when peer is NULL. */
-static conn *oldest_idle(const loop *l, const char *peer, int lingering)
+/* The connection that may give way to a new one: of those still sending their
+ * head (nothing begun), or, when lingering ones count too, answered, the one
+ * silent the longest; from peer, or from anyone when peer is NULL. */
+static conn *most_idle(const loop *l, const char *peer, int lingering)
 {
+    conn *idle = NULL;
     for (conn *c = l->first; c; c = c->next)
         if ((c->state == C_HEAD || (lingering && c->state == C_LINGER)) &&
-            (!peer || !strcmp(c->peer, peer)))
-            return c;
-    return NULL;
+            (!peer || !strcmp(c->peer, peer)) && (!idle || c->t_last < idle->t_last))
+            idle = c;
+    return idle;
 }
 
 static int from_peer(const loop *l, const char *peer)
@@ -521,20 +525,20 @@ static void drop_now(loop *l, conn *c)
     close_conn(l, c);
 }
 
-/* Room for a connection from peer: at the limit in all, the oldest idle one is
+/* Room for a connection from peer: at the limit in all, the most idle one is
  * closed (a head dripped: answered 503 if its buffer takes it); at the peer's
- * limit, its oldest one still sending its head is answered 503.  Returns 0 when
- * there is no room (nothing to give way). */
+ * limit, its most idle one still sending its head is answered 503.  Returns 0
+ * when there is no room (nothing to give way). */
 static int make_room(loop *l, const char *peer)
 {
     conn *c;
     if (l->open >= l->lim->max_connections) {
-        if (!(c = oldest_idle(l, NULL, 1)))
+        if (!(c = most_idle(l, NULL, 1)))
             return 0;
         drop_now(l, c);
     }
     if (from_peer(l, peer) >= l->lim->max_per_peer) {
-        if (!(c = oldest_idle(l, peer, 0)))
+        if (!(c = most_idle(l, peer, 0)))
             return 0;
         too_many(l, c);
     }

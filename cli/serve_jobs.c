@@ -41,6 +41,7 @@ struct serve_job {
     enum job_state state;
     atomic_int cancel;         /* DELETE asked to stop                           */
     int busy;                  /* explains reading its upload: not forgotten     */
+    int queued;                /* in the workers' queue: not forgotten either    */
     int status;                /* for the log, once finished                     */
     double seconds_done, seconds_total;
     double *window_ends;       /* each window's end, seconds                     */
@@ -104,7 +105,7 @@ static void expire(serve_jobs *js)
     double now = hark_now_s();
     for (int i = 0; i < JOBS_MAX; i++) {
         serve_job *j = js->job[i];
-        if (j && finished(j) && !j->busy &&
+        if (j && finished(j) && !j->busy && !j->queued &&
             now - j->finished_at > JOBS_KEEP_S) {
             job_free(j);
             js->job[i] = NULL;
@@ -247,16 +248,20 @@ static void conclude(serve_job *j, const hark_context *ctx, int rc)
     j->finished_at = hark_now_s();
 }
 
-/* The upload stored in $TMPDIR from the body the job's request left it (unless it
- * is to stop); 0, or the job concluded. */
+/* The job as a worker takes it from the queue: its upload stored in $TMPDIR from
+ * the body its request left (unless it is to stop).  Returns 0 to go on, else the
+ * job's status: it is concluded (perhaps by a DELETE while it waited), and may be
+ * forgotten from then on. */
 static int store(serve_job *j, const http_request *r)
 {
     form_field file = {.data = r->body + j->file_at, .len = j->file_len};
     char path[512] = "";
     int rc = should_abort(j) ? HARK_ERR_ABORTED : serve_save_upload(&file, path, sizeof path);
     pthread_mutex_lock(&j->owner->lock);
-    snprintf(j->upload, sizeof j->upload, "%s", path);
-    if (rc == HARK_ERR_ABORTED) {
+    snprintf(j->upload, sizeof j->upload, "%s", path); /* removed with the job */
+    if (finished(j)) {
+        /* cancelled while it waited: concluded then */
+    } else if (rc == HARK_ERR_ABORTED) {
         conclude(j, NULL, rc);
     } else if (rc) {
         j->state = FAILED, j->status = 500;
@@ -265,8 +270,10 @@ static int store(serve_job *j, const http_request *r)
     } else {
         j->state = RUNNING;
     }
+    int status = finished(j) ? j->status : 0;
+    j->queued = 0;
     pthread_mutex_unlock(&j->owner->lock);
-    return rc;
+    return status;
 }
 
 /* A job's work, on a worker, no connection waiting on it (conn_detach): the upload
@@ -276,8 +283,9 @@ static int job_run(void *app, conn *w)
     (void)app;
     serve_job *j = conn_arg(w);
     serve_jobs *js = j->owner;
-    if (store(j, conn_request(w)))
-        return j->status; /* concluded: no other thread writes it now */
+    int stored = store(j, conn_request(w));
+    if (stored)
+        return stored;
     hark_params p = j->p;
     p.callbacks.on_segment = on_segment, p.callbacks.on_segment_user = j;
     p.callbacks.on_progress = on_progress, p.callbacks.on_progress_user = j;
@@ -361,6 +369,7 @@ static serve_job *new_job(serve_jobs *js, conn *c, const http_request *r, int *s
         snprintf(j->id + 2 * i, 3, "%02x", bits[i]);
     snprintf(j->filename, sizeof j->filename, "%s", file.filename);
     j->file_at = (size_t)(file.data - r->body), j->file_len = file.len;
+    j->queued = 1; /* (forgotten at once, unqueued, if it cannot be) */
     return j;
 }
 
@@ -468,17 +477,19 @@ int jobs_result(serve_jobs *js, conn *c)
     return 200;
 }
 
-/* DELETE /v1/jobs/ID: a job queued or running is stopped at its next window (202); a
- * finished one is forgotten, its upload removed (200). */
+/* DELETE /v1/jobs/ID: a job running is stopped at its next window, one queued at
+ * once (202, "cancelling"); a finished one is forgotten, its upload removed (200). */
 int jobs_delete(serve_jobs *js, conn *c)
 {
     char id[40];
     job_id(conn_request(c)->path, id, sizeof id);
     pthread_mutex_lock(&js->lock);
     serve_job *j = find(js, id);
-    int status = !j ? 404 : !finished(j) ? 202 : j->busy ? 409 : 200;
+    int status = !j ? 404 : !finished(j) || j->queued ? 202 : j->busy ? 409 : 200;
     if (status == 202)
         atomic_store(&j->cancel, 1);
+    if (status == 202 && j->state == QUEUED)
+        conclude(j, NULL, HARK_ERR_ABORTED); /* its worker will find it so */
     if (status == 200)
         forget(js, j);
     pthread_mutex_unlock(&js->lock);

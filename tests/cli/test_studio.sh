@@ -107,11 +107,16 @@ expect_eq "its segments in order, each once" "$(tr '\n' ' ' <"$TMP/seen.ids")" \
 post -F file=@$S1 "$URL/v1/jobs" >/dev/null
 NEXT=$(jq -r .id "$TMP/body")
 expect_eq "a job posted meanwhile" "$(curl -s "$URL/v1/jobs/$NEXT" | jq -r .state)" queued
+post -F file=@$S1 "$URL/v1/jobs" >/dev/null
+DROP=$(jq -r .id "$TMP/body")
+expect_eq "DELETE a queued job" "$(curl -s -X DELETE "$URL/v1/jobs/$DROP")" "{\"id\":\"$DROP\",\"state\":\"cancelling\"}"
+expect_eq "cancelled as it waits" "$(curl -s "$URL/v1/jobs/$DROP" | jq -c '[.state, .error]')" '["cancelled","cancelled"]'
 # cancelled once its first windows are done: stopped at the next, logged as 499
 expect_eq "DELETE a running job" "$(curl -s -X DELETE "$URL/v1/jobs/$LONG")" "{\"id\":\"$LONG\",\"state\":\"cancelling\"}"
 expect_eq "it is cancelled" "$(state "$LONG")" cancelled
 logged "^hark: 127.0.0.1 JOB /v1/jobs/$LONG 499 (" "$TMP/log" && ok || bad "no 499 for the cancelled job: $(tail -n 3 "$TMP/log")"
 expect_eq "then the one queued behind it" "$(state "$NEXT")" done
+logged "^hark: 127.0.0.1 JOB /v1/jobs/$DROP 499 (" "$TMP/log" && ok || bad "no 499 for the job cancelled as it waited"
 curl -s "$URL/v1/jobs/$LONG" >"$TMP/cancelled"
 [ "$(jq .windows_done "$TMP/cancelled")" -lt "$(jq .windows_total "$TMP/cancelled")" ] && ok ||
     bad "the cancelled job ran to the end: $(jq -c '[.windows_done, .windows_total]' "$TMP/cancelled")"
@@ -144,8 +149,9 @@ else
     done <"$TMP/browser"
     expect_eq "the browser test's exit" "$rc:$(grep -vc '^ok \|^FAIL ' "$TMP/browser")" "0:0"
     [ $rc -ne 0 ] && grep -v '^ok ' "$TMP/browser" | head -n 5
-    for _ in $(seq 300); do [ "$(grep -c ' JOB /v1/jobs/[0-9a-f]* 499 (' "$TMP/log")" -ge 2 ] && break; sleep 0.1; done
-    expect_eq "the page's cancel logged as 499" "$(grep -c '^hark: 127.0.0.1 JOB /v1/jobs/[0-9a-f]* 499 (' "$TMP/log")" 2
+    # three cancelled jobs: the API's two above, and the page's
+    for _ in $(seq 300); do [ "$(grep -c ' JOB /v1/jobs/[0-9a-f]* 499 (' "$TMP/log")" -ge 3 ] && break; sleep 0.1; done
+    expect_eq "the page's cancel logged as 499" "$(grep -c '^hark: 127.0.0.1 JOB /v1/jobs/[0-9a-f]* 499 (' "$TMP/log")" 3
     [ -s "${STUDIO_SHOT:-$TMP/shot.png}" ] && ok || bad "no screenshot"
 fi
 
