@@ -23,9 +23,9 @@
  * connection the oldest within milliseconds, before its head is in.)
  * Bodies held in memory (being read, queued, worked on) are counted against
  * max_buffered, each at its Content-Length from its head on (a chunked one at
- * its room as it grows) until its handler is done: one that would pass it is
- * answered 503 with Retry-After, so memory is bounded by that, not by
- * connections times the upload limit. */
+ * its room as it grows) until its handler is done with it (conn_drop_body, or
+ * its answer): one that would pass it is answered 503 with Retry-After, so
+ * memory is bounded by that, not by connections times the upload limit. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -79,7 +79,9 @@ struct loop {
     const conn_limits *lim;
     const conn_app *app;
     int ep, listener, sig, wake, open, stopping;
-    size_t held; /* the bodies' bytes counted, at most lim->max_buffered (the loop's own) */
+    /* the bodies' bytes counted, at most lim->max_buffered: added to by the loop
+     * alone, taken from by workers too (conn_drop_body) */
+    atomic_size_t held;
     conn *first, *last, *dead;
     pthread_mutex_t mu; /* the queue and the done list, shared with the workers */
     pthread_cond_t work;
@@ -178,11 +180,16 @@ static void close_conn(loop *l, conn *c)
 /* c's body freed and no longer counted: its handler is done with it. */
 static void drop_body(loop *l, conn *c)
 {
-    l->held -= c->held;
+    atomic_fetch_sub(&l->held, c->held);
     c->held = 0;
     free(c->rd.r.body);
     c->rd.r.body = NULL;
     c->rd.r.body_len = c->rd.body_cap = 0;
+}
+
+void conn_drop_body(conn *c)
+{
+    drop_body(c->l, c);
 }
 
 static void free_dead(loop *l)
@@ -345,9 +352,9 @@ static int hold(loop *l, conn *c)
     size_t want = c->rd.r.chunked ? c->rd.body_cap : c->rd.r.content_length;
     if (want <= c->held)
         return 0;
-    if (want - c->held > l->lim->max_buffered - l->held)
-        return -1;
-    l->held += want - c->held;
+    if (want - c->held > l->lim->max_buffered - atomic_load(&l->held))
+        return -1; /* (the workers only lower it meanwhile) */
+    atomic_fetch_add(&l->held, want - c->held);
     c->held = want;
     return 0;
 }

@@ -63,6 +63,9 @@ const char *conn_peer(const conn *c);
 /* The answer (copied; the last one given counts). */
 void conn_answer(conn *c, int status, const char *extra, const char *content_type,
                  const char *body, size_t len);
+/* For a handler: it is done with the request's body (stored elsewhere), which is
+ * freed and no longer counted in max_buffered. */
+void conn_drop_body(conn *c);
 /* For a worker's handler: whether the peer has gone (closed or reset); one that
  * only ended its side after its request (shutdown(SHUT_WR)) is still there and
  * gets its answer.  Cheap enough to call between windows of a transcription. */
@@ -77,8 +80,8 @@ int conn_stopping(void);
  * (a job's 202), on a worker in its turn, with no connection: run(app, w) there,
  * w a request of its own that has this one's body (conn_request) and arg
  * (conn_arg), logged as METHOD PATH with run's status.  The body stays counted
- * in max_buffered until run returns.  Returns 0, or -1 when the queue is full or
- * memory is short (nothing queued, the body still c's). */
+ * in max_buffered until run drops it or returns.  Returns 0, or -1 when the
+ * queue is full or memory is short (nothing queued, the body still c's). */
 int conn_detach(conn *c, const char *method, const char *path, int (*run)(void *app, conn *w),
                 void *arg);
 void *conn_arg(const conn *c);

@@ -108,6 +108,7 @@ static int transcribe(void *app, conn *c)
         return serve_error(c, 400, bad);
     if (serve_save_upload(&file, path, sizeof path))
         return serve_error(c, 500, "cannot store the upload in the temporary directory");
+    conn_drop_body(c); /* stored: the memory goes back for other uploads */
     p.callbacks.should_abort = stop_transcribing;
     p.callbacks.should_abort_user = c;
     hark_context *ctx = hark_context_new(s->model, &p);

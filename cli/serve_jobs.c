@@ -248,15 +248,17 @@ static void conclude(serve_job *j, const hark_context *ctx, int rc)
     j->finished_at = hark_now_s();
 }
 
-/* The job as a worker takes it from the queue: its upload stored in $TMPDIR from
- * the body its request left (unless it is to stop).  Returns 0 to go on, else the
- * job's status: it is concluded (perhaps by a DELETE while it waited), and may be
- * forgotten from then on. */
-static int store(serve_job *j, const http_request *r)
+/* The job as a worker takes it from the queue (w): its upload stored in $TMPDIR
+ * from the body its request left (unless it is to stop), the body then let go.
+ * Returns 0 to go on, else the job's status: it is concluded (perhaps by a DELETE
+ * while it waited), and may be forgotten from then on. */
+static int store(serve_job *j, conn *w)
 {
+    const http_request *r = conn_request(w);
     form_field file = {.data = r->body + j->file_at, .len = j->file_len};
     char path[512] = "";
     int rc = should_abort(j) ? HARK_ERR_ABORTED : serve_save_upload(&file, path, sizeof path);
+    conn_drop_body(w); /* in $TMPDIR now, or not needed: before "running" is seen */
     pthread_mutex_lock(&j->owner->lock);
     snprintf(j->upload, sizeof j->upload, "%s", path); /* removed with the job */
     if (finished(j)) {
@@ -283,7 +285,7 @@ static int job_run(void *app, conn *w)
     (void)app;
     serve_job *j = conn_arg(w);
     serve_jobs *js = j->owner;
-    int stored = store(j, conn_request(w));
+    int stored = store(j, w);
     if (stored)
         return stored;
     hark_params p = j->p;

@@ -139,9 +139,10 @@ expect_eq "no upload left behind" "$(ls "$TMP/up" | wc -l)" 0
 # --max-buffered-mb: the bodies held at once, in all.  A peer's 600 kB body holds most of
 # 1 MB (its head read, 100 Continue answered: counted from then on); another body of
 # 600 kB, with a Content-Length or chunked, is refused 503 with Retry-After, unread;
-# once the first is answered, the same body is taken.
+# once the first is answered, the same body is taken.  A body stored for its
+# transcription is let go then: while a job of 820 kB is transcribed, 300 kB more fit.
 mkdir "$TMP/up7"
-TMPDIR="$TMP/up7" "$HARK" serve --port 0 --max-upload-mb 1 --max-buffered-mb 1 --max-duration 2 2>"$TMP/log7" &
+TMPDIR="$TMP/up7" "$HARK" serve --port 0 --max-upload-mb 1 --max-buffered-mb 1 2>"$TMP/log7" &
 pid7=$!
 URL7=$(url_of "$TMP/log7")
 head -c 600000 /dev/zero >"$TMP/600k"
@@ -158,20 +159,31 @@ expect_eq "a chunked one past it" "$(post -H "Transfer-Encoding: chunked" --data
 cat "$TMP/600k" >&3
 expect_eq "the first answered" "$(timeout 30 head -n 1 <&3 | tr -d '\r')" "HTTP/1.1 400 Bad Request"
 exec 3<&-
-err "then the second is taken" 400 'the body holds no \"file\": send multipart/form-data with the audio as its \"file\" field' \
-    --data-binary @"$TMP/600k" "$URL7/inference"
-# --max-duration: longer audio is refused 413, naming the limit, as /inference and as a job
-err "past --max-duration" 413 "sample01-en-us.wav: longer than this server's --max-duration (2 s)" \
-    -F file=@$S1 "$URL7/inference"
-expect_eq "a job past it" "$(post -F file=@$S1 "$URL7/v1/jobs")" 202
+NOFILE='the body holds no \"file\": send multipart/form-data with the audio as its \"file\" field'
+err "then the second is taken" 400 "$NOFILE" --data-binary @"$TMP/600k" "$URL7/inference"
+sox samples/long-espeak-en-us.wav "$TMP/long.ogg"; sox "$TMP/long.ogg" "$TMP/long.ogg" "$TMP/long.ogg" "$TMP/long3.ogg"
+expect_eq "a job of $(($(stat -c %s "$TMP/long3.ogg") / 1000)) kB" "$(post -F file=@"$TMP/long3.ogg" "$URL7/v1/jobs")" 202
 JOB=$(grep -o '[0-9a-f]\{32\}' "$TMP/body")
-logged "^hark: 127.0.0.1 JOB /v1/jobs/$JOB 413 (" "$TMP/log7" && ok || bad "the job's 413 not logged: $(tail -n 2 "$TMP/log7")"
-curl -s "$URL7/v1/jobs/$JOB" >"$TMP/job7"
-expect_eq "its state and error" "$(grep -o '"state":"[a-z]*"' "$TMP/job7"),$(grep -o '"error":"[^"]*"' "$TMP/job7")" \
-    "\"state\":\"failed\",\"error\":\"sample01-en-us.wav: longer than this server's --max-duration (2 s)\""
+for _ in $(seq 300); do grep -q '"state":"queued"' <(curl -s "$URL7/v1/jobs/$JOB") || break; sleep 0.1; done
+head -c 300000 /dev/zero >"$TMP/300k"
+err "300 kB beside its transcription" 400 "$NOFILE" --data-binary @"$TMP/300k" "$URL7/inference"
+curl -s -X DELETE "$URL7/v1/jobs/$JOB" >/dev/null
 kill -TERM $pid7; wait $pid7; expect_eq "--max-buffered-mb: SIGTERM" $? 0
-expect_eq "no upload left behind (7)" "$(ls "$TMP/up7" | wc -l)" 0
-grep -q 'Sanitizer' "$TMP/log7" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log7" | head)" || ok
+# --max-duration: longer audio is refused 413, naming the limit, as /inference and as a job
+TMPDIR="$TMP/up7" "$HARK" serve --port 0 --max-duration 2 2>"$TMP/log8" &
+pid8=$!
+URL8=$(url_of "$TMP/log8")
+err "past --max-duration" 413 "sample01-en-us.wav: longer than this server's --max-duration (2 s)" \
+    -F file=@$S1 "$URL8/inference"
+expect_eq "a job past it" "$(post -F file=@$S1 "$URL8/v1/jobs")" 202
+JOB=$(grep -o '[0-9a-f]\{32\}' "$TMP/body")
+logged "^hark: 127.0.0.1 JOB /v1/jobs/$JOB 413 (" "$TMP/log8" && ok || bad "the job's 413 not logged: $(tail -n 2 "$TMP/log8")"
+curl -s "$URL8/v1/jobs/$JOB" >"$TMP/job8"
+expect_eq "its state and error" "$(grep -o '"state":"[a-z]*"' "$TMP/job8"),$(grep -o '"error":"[^"]*"' "$TMP/job8")" \
+    "\"state\":\"failed\",\"error\":\"sample01-en-us.wav: longer than this server's --max-duration (2 s)\""
+kill -TERM $pid8; wait $pid8; expect_eq "--max-duration: SIGTERM" $? 0
+expect_eq "no upload left behind (7, 8)" "$(ls "$TMP/up7" | wc -l)" 0
+grep -q 'Sanitizer' "$TMP/log7" "$TMP/log8" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log7" "$TMP/log8" | head)" || ok
 "$HARK" serve --max-buffered-mb 100 2>"$TMP/err"; expect_eq "--max-buffered-mb under --max-upload-mb" "$?:$(cat "$TMP/err")" \
     "2:hark: serve: --max-buffered-mb 100 is under --max-upload-mb 256: an upload that large could never be taken"
 
