@@ -20,7 +20,9 @@
  * Retry-After; so neither a storm of slow heads from elsewhere nor one from the
  * same address (a NAT) locks out a quick request.  (Not the oldest: a storm that
  * reconnects as fast as it is pushed out would make a quick request's
- * connection the oldest within milliseconds, before its head is in.)
+ * connection the oldest within milliseconds, before its head is in; and a
+ * connection that has sent nothing yet is given a second before it may go, as a
+ * quick request held up on a loaded machine may need.)
  * Bodies held in memory (being read, queued, worked on) are counted against
  * max_buffered, each at its Content-Length from its head on (a chunked one at
  * its room as it grows) until its handler is done with it (conn_drop_body, or
@@ -54,6 +56,8 @@
  * (conn_detach) is a conn too, with no socket (fd -1): queued, then dead. */
 enum { C_HEAD, C_BODY, C_QUEUED, C_WRITING, C_LINGER, C_DEAD };
 enum { LINGER_S = 10, LINGER_GAP_S = 2 };
+/* a new connection's time to send its first bytes before it may be pushed out */
+#define FIRST_BYTES_S 1.0
 /* to a peer turned away for want of room: when to try again */
 #define RETRY_AFTER "Retry-After: 5\r\n"
 
@@ -492,15 +496,25 @@ static void check_deadlines(loop *l)
 
 /* ------------------------------------------------------------ admission */
 
-/* The connection that may give way to a new one: of those still sending their
- * head (nothing begun), or, when lingering ones count too, answered, the one
- * silent the longest; from peer, or from anyone when peer is NULL. */
+/* Whether c may give way to a new connection: still sending its head (nothing
+ * begun) but past its first second if it has sent nothing, or, when lingering
+ * ones count too, answered. */
+static int may_go(const conn *c, int lingering, double now)
+{
+    if (c->state == C_HEAD)
+        return c->t_last > c->t_open || now - c->t_open >= FIRST_BYTES_S;
+    return lingering && c->state == C_LINGER;
+}
+
+/* Of the connections that may give way to a new one, the one silent the
+ * longest; from peer, or from anyone when peer is NULL. */
 static conn *most_idle(const loop *l, const char *peer, int lingering)
 {
     conn *idle = NULL;
+    double now = hark_now_s();
     for (conn *c = l->first; c; c = c->next)
-        if ((c->state == C_HEAD || (lingering && c->state == C_LINGER)) &&
-            (!peer || !strcmp(c->peer, peer)) && (!idle || c->t_last < idle->t_last))
+        if (may_go(c, lingering, now) && (!peer || !strcmp(c->peer, peer)) &&
+            (!idle || c->t_last < idle->t_last))
             idle = c;
     return idle;
 }

@@ -316,6 +316,11 @@ expect_eq "--cors: a preflight" "$(headers -X OPTIONS -H 'Origin: https://app.ex
     "$URL3/v1/audio/transcriptions")" "HTTP/1.1 204 No Content|Access-Control-Allow-Origin: https://app.example|\
 Access-Control-Allow-Methods: GET, POST, OPTIONS|Access-Control-Allow-Headers: authorization, content-type|\
 Access-Control-Max-Age: 600|"
+expect_eq "--cors: a job's preflight" "$(headers -X OPTIONS -H 'Origin: https://app.example' \
+    -H 'Access-Control-Request-Method: DELETE' "$URL3/v1/jobs/0123")" \
+    "HTTP/1.1 204 No Content|Access-Control-Allow-Origin: https://app.example|\
+Access-Control-Allow-Methods: GET, POST, DELETE, OPTIONS|Access-Control-Allow-Headers: authorization, content-type|\
+Access-Control-Max-Age: 600|"
 expect_eq "--cors: a 401" "$(headers -F file=@$S1 "$URL3/inference")" \
     "HTTP/1.1 401 Unauthorized|Access-Control-Allow-Origin: https://app.example|"
 expect_eq "--cors: a transcription" "$(headers -H 'Authorization: Bearer k-arg' -F file=@$S1 "$URL3/inference")" \
@@ -449,6 +454,8 @@ fi
     "2:hark: bad value for --port: 70000 (see hark --help)"
 "$HARK" serve --timeout 0 2>"$TMP/err"; expect_eq "--timeout 0" "$?:$(cat "$TMP/err")" \
     "2:hark: bad value for --timeout: 0 (see hark --help)"
+"$HARK" serve --max-duration x 2>"$TMP/err"; expect_eq "--max-duration x" "$?:$(cat "$TMP/err")" \
+    "2:hark: --max-duration takes seconds (0: no limit) (see hark --help)"
 "$HARK" serve --nope 2>"$TMP/err"; expect_eq "serve --nope" "$?:$(cat "$TMP/err")" \
     "2:hark: serve: unknown option --nope (see hark serve --help)"
 "$HARK" serve --convert 2>"$TMP/err"; expect_eq "serve --convert (whisper.cpp's)" "$?:$(cat "$TMP/err")" \

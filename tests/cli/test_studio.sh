@@ -63,6 +63,8 @@ err "explain window 3" 400 "no window 3 to explain: the audio made 1" -X POST "$
 err "explain window x" 400 "window is a window number from 0" -X POST "$URL/v1/jobs/$ID/explain?window=x"
 err "format docx" 400 "format is one of txt, srt, vtt, tsv, json, csv, lrc" "$URL/v1/jobs/$ID/result?format=docx"
 err "no such job" 404 "no job nope: a finished job is kept 10 minutes" "$URL/v1/jobs/nope"
+err "no such path" 404 "no such endpoint: POST /inference, POST /v1/audio/transcriptions, POST /v1/audio/translations, GET /health, the job API (docs/serving.md)" \
+    "$URL/v1/jobs/$ID/nope"
 err "PUT /v1/jobs" 405 "method not allowed: POST /v1/jobs, GET or DELETE /v1/jobs/ID, GET /v1/jobs/ID/result, POST /v1/jobs/ID/explain, GET /v1/options" \
     -X PUT "$URL/v1/jobs"
 err "no file" 400 'the body holds no \"file\": send multipart/form-data with the audio as its \"file\" field' \
