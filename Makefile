@@ -7,9 +7,9 @@ DEB_PKGS = build-essential pkg-config libfftw3-dev libsndfile1-dev libopenblas-d
 # ffmpeg: what libsndfile cannot read (MP4/M4A, WebM, video) is decoded by it when
 # it is there; the tests use it, hark builds and runs without it
 RUN_PKGS = ffmpeg
-# the tests open hark explain's page in a headless browser and read its screenshot's
-# pixels (they skip those checks without them)
-TEST_PKGS = chromium netpbm
+# the tests open hark explain's page and hark serve's in a headless browser (driven by
+# node) and read a screenshot's pixels (they skip those checks without them)
+TEST_PKGS = chromium netpbm nodejs
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
@@ -26,10 +26,16 @@ CLI_SRC = $(wildcard cli/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)
 B = build
 
+# the pages hark serve answers and hark explain writes, built into the program as
+# they are (scripts/embed.sh): no file is looked up at run time
+ASSETS = cli/explain_draw.js cli/explain.css cli/studio/studio.html cli/studio/studio.css \
+         cli/studio/studio.js
+ASSET_SRC = $(B)/gen/assets.c
+
 LIB_OBJ = $(LIB_SRC:%.c=$(B)/obj/%.o)
-CLI_OBJ = $(CLI_SRC:%.c=$(B)/obj/%.o)
+CLI_OBJ = $(CLI_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/assets.o
 SAN_LIB_OBJ = $(LIB_SRC:%.c=$(B)/san/obj/%.o)
-SAN_CLI_OBJ = $(CLI_SRC:%.c=$(B)/san/obj/%.o)
+SAN_CLI_OBJ = $(CLI_SRC:%.c=$(B)/san/obj/%.o) $(B)/san/obj/gen/assets.o
 TESTS = $(TEST_SRC:tests/%.c=$(B)/tests/%)
 SAN_TESTS = $(TEST_SRC:tests/%.c=$(B)/san/tests/%)
 HDRS = $(wildcard include/*.h src/*.h src/*/*.h cli/*.h tests/*.h)
@@ -43,6 +49,16 @@ $(B)/obj/%.o: %.c $(HDRS)
 $(B)/san/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
 	@echo "  CC $@"; $(CC) $(WARN) $(SAN_FLAGS) -Iinclude -Isrc $(PKG_CFLAGS) -c $< -o $@
+
+$(ASSET_SRC): $(ASSETS) scripts/embed.sh
+	@mkdir -p $(@D)
+	@echo "  GEN $@"; sh scripts/embed.sh $(ASSETS) >$@.tmp && mv $@.tmp $@
+$(B)/obj/gen/assets.o: $(ASSET_SRC)
+	@mkdir -p $(@D)
+	@echo "  CC $@"; $(CC) $(ALL_CFLAGS) -c $< -o $@
+$(B)/san/obj/gen/assets.o: $(ASSET_SRC)
+	@mkdir -p $(@D)
+	@echo "  CC $@"; $(CC) $(WARN) $(SAN_FLAGS) -c $< -o $@
 
 $(B)/libhark.a: $(LIB_OBJ)
 	@rm -f $@; ar rcs $@ $^
@@ -77,11 +93,16 @@ docs: $(B)/hark
 	./$(B)/hark --help-markdown >docs/cli.md
 
 # Installs the Debian packages the build and the tests need, when any is missing
-# (ffmpeg without its recommendations: those are a desktop's).
+# (ffmpeg without its recommendations: those are a desktop's), and the browser test's
+# axe-core from npm (tests/browser/package-lock.json; with node, when it is missing).
 deps:
 	@$(call install_missing,$(DEB_PKGS),)
 	@$(call install_missing,$(RUN_PKGS),--no-install-recommends)
 	@$(call install_missing,$(TEST_PKGS),--no-install-recommends)
+	@command -v npm >/dev/null || { $(call install_missing,npm,--no-install-recommends); }
+	@if command -v npm >/dev/null && [ ! -f tests/browser/node_modules/axe-core/axe.min.js ]; then \
+	  echo "npm ci in tests/browser"; npm ci --prefix tests/browser --no-audit --no-fund --silent || \
+	  echo "npm ci failed: the studio page's browser test will be skipped"; fi
 
 install_missing = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \

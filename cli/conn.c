@@ -14,10 +14,20 @@
  * (http.c) has no sockets at all and is fuzzed whole (tests/fuzz/fuzz_http.c).
  *
  * Limits: --max-connections in all and --max-per-peer from one address.  At
- * either limit a new connection takes the place of the oldest one still sending
- * its head (nothing begun: a peer that drips its head is the one to go), else
- * it is answered 503 with Retry-After; so neither a storm of slow heads from
- * elsewhere nor one from the same address (a NAT) locks out a quick request. */
+ * either limit a new connection takes the place of the one still sending its
+ * head that has been silent the longest (nothing begun: a peer that drips its
+ * head, or sends nothing, is the one to go), else it is answered 503 with
+ * Retry-After; so neither a storm of slow heads from elsewhere nor one from the
+ * same address (a NAT) locks out a quick request.  (Not the oldest: a storm that
+ * reconnects as fast as it is pushed out would make a quick request's
+ * connection the oldest within milliseconds, before its head is in; and a
+ * connection that has sent nothing yet is given a second before it may go, as a
+ * quick request held up on a loaded machine may need.)
+ * Bodies held in memory (being read, queued, worked on) are counted against
+ * max_buffered, each at its Content-Length from its head on (a chunked one at
+ * its room as it grows) until its handler is done with it (conn_drop_body, or
+ * its answer): one that would pass it is answered 503 with Retry-After, so
+ * memory is bounded by that, not by connections times the upload limit. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -42,17 +52,26 @@
 
 /* A connection's phase; C_QUEUED: queued or being worked on (the worker's then:
  * the loop reads no more of it than its state and peer), C_DEAD: closed, freed
- * once the events read with it are handled. */
+ * once the events read with it are handled.  Work detached from its connection
+ * (conn_detach) is a conn too, with no socket (fd -1): queued, then dead. */
 enum { C_HEAD, C_BODY, C_QUEUED, C_WRITING, C_LINGER, C_DEAD };
 enum { LINGER_S = 10, LINGER_GAP_S = 2 };
+/* a new connection's time to send its first bytes before it may be pushed out */
+#define FIRST_BYTES_S 1.0
 /* to a peer turned away for want of room: when to try again */
 #define RETRY_AFTER "Retry-After: 5\r\n"
+
+typedef struct loop loop;
 
 struct conn {
     int fd, state, status, in_epoll;
     char peer[64];
+    loop *l;
     http_reader rd;
+    size_t held; /* bytes of the body budget (max_buffered) counted for it */
     const conn_route *route;
+    int (*run)(void *app, conn *w); /* detached work: what the worker runs, and its arg */
+    void *arg;
     double t_open, t_phase, t_last, probed; /* accepted, phase begun, last byte, last probe */
     char *out;                              /* the answer, out_at of out_len bytes sent */
     size_t out_len, out_at;
@@ -60,23 +79,36 @@ struct conn {
     conn *qnext;       /* in the work queue or the done list */
 };
 
-typedef struct loop {
+struct loop {
     const conn_limits *lim;
     const conn_app *app;
     int ep, listener, sig, wake, open, stopping;
+    /* the bodies' bytes counted, at most lim->max_buffered: added to by the loop
+     * alone, taken from by workers too (conn_drop_body) */
+    atomic_size_t held;
     conn *first, *last, *dead;
     pthread_mutex_t mu; /* the queue and the done list, shared with the workers */
     pthread_cond_t work;
     conn *queue, *queue_end, *done;
     int queued, idle, quit;
-} loop;
+};
 
-static atomic_int g_stop_now;
+static atomic_int g_stop_now, g_stopping;
 static char TAG_LISTENER, TAG_SIGNAL, TAG_WAKE; /* epoll's marks for the loop's own fds */
 
 int conn_stopping_now(void)
 {
     return atomic_load(&g_stop_now);
+}
+
+int conn_stopping(void)
+{
+    return atomic_load(&g_stopping);
+}
+
+void *conn_arg(const conn *c)
+{
+    return c->arg;
 }
 
 const http_request *conn_request(const conn *c)
@@ -149,11 +181,27 @@ static void close_conn(loop *l, conn *c)
     l->dead = c;
 }
 
+/* c's body freed and no longer counted: its handler is done with it. */
+static void drop_body(loop *l, conn *c)
+{
+    atomic_fetch_sub(&l->held, c->held);
+    c->held = 0;
+    free(c->rd.r.body);
+    c->rd.r.body = NULL;
+    c->rd.r.body_len = c->rd.body_cap = 0;
+}
+
+void conn_drop_body(conn *c)
+{
+    drop_body(c->l, c);
+}
+
 static void free_dead(loop *l)
 {
     while (l->dead) {
         conn *c = l->dead;
         l->dead = c->next;
+        drop_body(l, c);
         http_reader_free(&c->rd);
         free(c->out);
         free(c);
@@ -185,6 +233,7 @@ static void log_line(const loop *l, const conn *c)
 static void finish(loop *l, conn *c)
 {
     log_line(l, c);
+    drop_body(l, c);
     if (!c->out) {
         close_conn(l, c);
         return;
@@ -228,23 +277,32 @@ static void on_writable(loop *l, conn *c)
 
 /* ------------------------------------------------------------ requests */
 
-static int path_matches(const char *pattern, const char *path)
+int conn_path_matches(const char *pattern, const char *path)
 {
-    size_t n = strlen(pattern);
-    return n && pattern[n - 1] == '*' ? !strncmp(pattern, path, n - 1) : !strcmp(pattern, path);
+    for (; *pattern; pattern++) {
+        if (*pattern == '*') {
+            size_t k = strcspn(path, "/");
+            if (!k)
+                return 0;
+            path += k;
+        } else if (*pattern != *path++) {
+            return 0;
+        }
+    }
+    return !*path;
 }
 
 static const conn_route *find_route(const conn_app *app, const http_request *r)
 {
     for (int i = 0; i < app->n_routes; i++)
-        if (!strcmp(app->routes[i].method, r->method) && path_matches(app->routes[i].path, r->path))
+        if (!strcmp(app->routes[i].method, r->method) && conn_path_matches(app->routes[i].path, r->path))
             return &app->routes[i];
     return NULL;
 }
 
-/* A whole request for a worker: queued, unless as many wait as the queue holds
- * beyond the idle workers (503, try again later). */
-static void enqueue(loop *l, conn *c)
+/* Work for a worker, queued unless as many wait as the queue holds beyond the
+ * idle workers; -1 then. */
+static int push(loop *l, conn *c)
 {
     pthread_mutex_lock(&l->mu);
     int full = l->queued >= l->idle + l->lim->queue;
@@ -256,12 +314,59 @@ static void enqueue(loop *l, conn *c)
         pthread_cond_signal(&l->work);
     }
     pthread_mutex_unlock(&l->mu);
-    if (full) {
+    return full ? -1 : 0;
+}
+
+/* A whole request for a worker: queued, or 503 (try again later). */
+static void enqueue(loop *l, conn *c)
+{
+    if (push(l, c)) {
         refuse(l, c, 503, RETRY_AFTER, "the server is busy: every worker has a request, and the queue is full");
         return;
     }
     unwatch(l, c); /* the worker's now, until it hands it back */
     c->state = C_QUEUED;
+}
+
+int conn_detach(conn *c, const char *method, const char *path, int (*run)(void *app, conn *w),
+                void *arg)
+{
+    conn *w = calloc(1, sizeof *w);
+    if (!w)
+        return -1;
+    *w = (conn){.fd = -1, .state = C_QUEUED, .l = c->l, .rd.r = c->rd.r, .held = c->held,
+                .route = c->route, .run = run, .arg = arg, .t_open = hark_now_s()};
+    w->rd.body_cap = c->rd.body_cap;
+    snprintf(w->peer, sizeof w->peer, "%s", c->peer);
+    snprintf(w->rd.r.method, sizeof w->rd.r.method, "%s", method);
+    snprintf(w->rd.r.path, sizeof w->rd.r.path, "%s", path);
+    if (push(c->l, w)) {
+        free(w);
+        return -1;
+    }
+    c->rd.r.body = NULL; /* w's now, freed on the loop when its work is done */
+    c->rd.r.body_len = c->rd.body_cap = c->held = 0;
+    return 0;
+}
+
+/* Counts c's body in the budget at what it may grow to (its Content-Length, or a
+ * chunked body's room so far); -1 when the bodies held would pass max_buffered. */
+static int hold(loop *l, conn *c)
+{
+    size_t want = c->rd.r.chunked ? c->rd.body_cap : c->rd.r.content_length;
+    if (want <= c->held)
+        return 0;
+    if (want - c->held > l->lim->max_buffered - atomic_load(&l->held))
+        return -1; /* (the workers only lower it meanwhile) */
+    atomic_fetch_add(&l->held, want - c->held);
+    c->held = want;
+    return 0;
+}
+
+static void too_full(loop *l, conn *c)
+{
+    refuse(l, c, 503, RETRY_AFTER, "the server is busy: the uploads it holds fill "
+           "--max-buffered-mb; try again later");
 }
 
 static void request_whole(loop *l, conn *c)
@@ -290,6 +395,8 @@ static void head_in(loop *l, conn *c)
         int rc = http_reader_body(&c->rd, l->lim->max_body, why, sizeof why);
         if (rc > 0)
             refuse(l, c, rc, NULL, why);
+        else if (hold(l, c))
+            too_full(l, c);
         else if (rc == 0)
             request_whole(l, c);
         else {
@@ -313,10 +420,12 @@ static void on_bytes(loop *l, conn *c, const char *in, size_t len)
         len -= used;
         if (rc == HTTP_HEAD)
             head_in(l, c);
-        else if (rc == 0)
-            request_whole(l, c);
         else if (rc > 0)
             refuse(l, c, rc, NULL, why);
+        else if (c->rd.r.chunked && hold(l, c))
+            too_full(l, c); /* its room grew past what is left */
+        else if (rc == 0)
+            request_whole(l, c);
     }
 }
 
@@ -387,16 +496,27 @@ static void check_deadlines(loop *l)
 
 /* ------------------------------------------------------------ admission */
 
-/* The oldest connection that may give way to a new one: still sending its head
- * (nothing begun), or, when lingering ones count too, answered; from peer, or
- * from anyone when peer is NULL. */
-static conn *oldest_idle(const loop *l, const char *peer, int lingering)
+/* Whether c may give way to a new connection: still sending its head (nothing
+ * begun) but past its first second if it has sent nothing, or, when lingering
+ * ones count too, answered. */
+static int may_go(const conn *c, int lingering, double now)
 {
+    if (c->state == C_HEAD)
+        return c->t_last > c->t_open || now - c->t_open >= FIRST_BYTES_S;
+    return lingering && c->state == C_LINGER;
+}
+
+/* Of the connections that may give way to a new one, the one silent the
+ * longest; from peer, or from anyone when peer is NULL. */
+static conn *most_idle(const loop *l, const char *peer, int lingering)
+{
+    conn *idle = NULL;
+    double now = hark_now_s();
     for (conn *c = l->first; c; c = c->next)
-        if ((c->state == C_HEAD || (lingering && c->state == C_LINGER)) &&
-            (!peer || !strcmp(c->peer, peer)))
-            return c;
-    return NULL;
+        if (may_go(c, lingering, now) && (!peer || !strcmp(c->peer, peer)) &&
+            (!idle || c->t_last < idle->t_last))
+            idle = c;
+    return idle;
 }
 
 static int from_peer(const loop *l, const char *peer)
@@ -426,20 +546,20 @@ static void drop_now(loop *l, conn *c)
     close_conn(l, c);
 }
 
-/* Room for a connection from peer: at the limit in all, the oldest idle one is
+/* Room for a connection from peer: at the limit in all, the most idle one is
  * closed (a head dripped: answered 503 if its buffer takes it); at the peer's
- * limit, its oldest one still sending its head is answered 503.  Returns 0 when
- * there is no room (nothing to give way). */
+ * limit, its most idle one still sending its head is answered 503.  Returns 0
+ * when there is no room (nothing to give way). */
 static int make_room(loop *l, const char *peer)
 {
     conn *c;
     if (l->open >= l->lim->max_connections) {
-        if (!(c = oldest_idle(l, NULL, 1)))
+        if (!(c = most_idle(l, NULL, 1)))
             return 0;
         drop_now(l, c);
     }
     if (from_peer(l, peer) >= l->lim->max_per_peer) {
-        if (!(c = oldest_idle(l, peer, 0)))
+        if (!(c = most_idle(l, peer, 0)))
             return 0;
         too_many(l, c);
     }
@@ -467,6 +587,7 @@ static void admit(loop *l, int fd, const struct sockaddr_storage *a, socklen_t l
         return;
     }
     c->fd = fd;
+    c->l = l;
     c->t_open = c->t_phase = c->t_last = hark_now_s();
     if (getnameinfo((const struct sockaddr *)a, len, c->peer, sizeof c->peer, NULL, 0, NI_NUMERICHOST))
         snprintf(c->peer, sizeof c->peer, "-");
@@ -502,7 +623,9 @@ static void on_listener(loop *l)
 
 static void work(loop *l, conn *c)
 {
-    if (conn_stopping_now())
+    if (c->fd < 0)
+        c->status = c->run(l->app->app, c); /* no peer: it sees conn_stopping() itself */
+    else if (conn_stopping_now())
         l->app->error(c, 503, NULL, "the server is stopping: send the file again later");
     else if (conn_peer_gone(c))
         c->status = 499; /* nginx's "client closed request", for the log: nobody to answer */
@@ -548,7 +671,14 @@ static void on_wake(loop *l)
     pthread_mutex_unlock(&l->mu);
     while (c) {
         conn *next = c->qnext;
-        finish(l, c);
+        if (c->fd >= 0) {
+            finish(l, c);
+        } else { /* detached work: logged, then its body freed */
+            log_line(l, c);
+            c->state = C_DEAD;
+            c->next = l->dead;
+            l->dead = c;
+        }
         c = next;
     }
 }
@@ -567,6 +697,7 @@ static void on_signal(loop *l)
         return;
     }
     l->stopping = 1;
+    atomic_store(&g_stopping, 1);
     epoll_ctl(l->ep, EPOLL_CTL_DEL, l->listener, NULL);
     shutdown(l->listener, SHUT_RDWR);
     for (conn *c = l->first, *next; c; c = next) {
@@ -692,6 +823,8 @@ int conn_serve(int listener, const conn_limits *lim, const conn_app *app)
     pthread_mutex_unlock(&l.mu);
     for (int i = 0; i < started; i++)
         pthread_join(t[i], NULL);
+    on_wake(&l); /* detached work that ended after the last connection */
+    free_dead(&l);
     free(t);
     close_loop(&l);
     return started == lim->workers ? 0 : -1;

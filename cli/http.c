@@ -45,7 +45,8 @@ static int head_byte(http_reader *rd, char c, char *why, size_t n, int *status)
 }
 
 /* The request-target's path (origin-form, "*", or absolute-form's after its
- * authority), without its query, into r->path; 414 when longer. */
+ * authority), without its query, into r->path, and the query into r->query; 414
+ * when either is longer. */
 static int target_path(const char *t, size_t len, http_request *r, char *why, size_t n)
 {
     const char *end = t + len;
@@ -63,6 +64,10 @@ static int target_path(const char *t, size_t len, http_request *r, char *why, si
     if (k >= sizeof r->path)
         return refuse(414, why, n, "the request's path is over 255 bytes");
     snprintf(r->path, sizeof r->path, "%.*s", (int)(k ? k : 1), k ? t : "/");
+    size_t qk = q ? (size_t)(end - q - 1) : 0;
+    if (qk >= sizeof r->query)
+        return refuse(414, why, n, "the request's query is over 1023 bytes");
+    snprintf(r->query, sizeof r->query, "%.*s", (int)qk, q ? q + 1 : "");
     return 0;
 }
 
@@ -395,17 +400,20 @@ const char *http_reason(int status)
     case 100: return "Continue";
     case 102: return "Processing";
     case 200: return "OK";
+    case 202: return "Accepted";
     case 204: return "No Content";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
+    case 409: return "Conflict";
     case 411: return "Length Required";
     case 413: return "Content Too Large";
     case 414: return "URI Too Long";
     case 415: return "Unsupported Media Type";
     case 422: return "Unprocessable Content";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 501: return "Not Implemented";
     case 503: return "Service Unavailable";

@@ -17,6 +17,7 @@ enum {
 typedef struct http_request {
     char method[8];
     char path[256];          /* the request-target's path, without its query */
+    char query[1024];        /* its query, after the '?' ("" when none) */
     char content_type[256];
     char authorization[512]; /* cut to fit: a longer value ends 511 bytes long */
     int minor;               /* HTTP/1.minor: 0 or 1 */

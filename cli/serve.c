@@ -3,7 +3,9 @@
  * /v1/audio/translations with a multipart/form-data body whose "file" is the
  * audio (and optionally response_format, language, prompt, temperature,
  * timestamp_granularities[], and whisper.cpp's fields that hark has),
- * GET /health.  One model, loaded once; -j N requests are transcribed at once
+ * GET /health; the same form as a job with progress (POST /v1/jobs and the rest
+ * of the job API, serve_jobs.c) and GET /, the studio page that uses it
+ * (studio.c).  One model, loaded once; -j N requests are transcribed at once
  * (one by default), each in a fresh context with the options hark serve was
  * started with.  The connections (reading, limits, queueing, writing, stopping
  * on SIGINT or SIGTERM) are conn.c's; here are the routes and their handlers. */
@@ -23,7 +25,10 @@
 #include "cli.h"
 #include "conn.h"
 #include "http.h"
+#include "option_table.h"
 #include "serve_api.h"
+#include "serve_jobs.h"
+#include "studio.h"
 #include "face.h"
 
 const char cli_serve_usage[] =
@@ -35,20 +40,31 @@ const char cli_serve_usage[] =
     "      temperature_inc (the fallback ladder's step; 0: none), beam_size, best_of,\n"
     "      no_timestamps, offset_t and duration (ms), max_len, diarize, logprob_thold\n"
     "    POST /v1/audio/translations  the same, translated to English (multilingual models)\n"
-    "    GET /health\n"
+    "    POST /v1/jobs  the same form: 202 {\"id\"} at once, the transcription goes on;\n"
+    "      GET /v1/jobs/ID its progress and segments, GET /v1/jobs/ID/result?format=F\n"
+    "      the CLI's file, DELETE /v1/jobs/ID cancels, POST /v1/jobs/ID/explain?window=N\n"
+    "      hark explain's trace; GET /v1/options the defaults (docs/serving.md)\n"
+    "    GET /health; GET / the studio page: upload or record, follow, listen, download\n"
     "  --host ADDR          address to listen on: IPv4, IPv6 (::1, ::) or a name\n"
     "                       (default 127.0.0.1)\n"
     "  --port N             port (default 8080; 0: any free one, printed)\n"
     "  --max-upload-mb N    larger bodies are refused with 413 (default 256)\n"
+    "  --max-buffered-mb N  request bodies held in memory at once, in all; one more is\n"
+    "                       answered 503 with Retry-After (default: (-j + --queue) times\n"
+    "                       --max-upload-mb; at least --max-upload-mb)\n"
+    "  --max-duration S     audio longer than S seconds is refused with 413 (default\n"
+    "                       86400; 0: no limit)\n"
     "  -j, --jobs N         transcriptions at once (default 1)\n"
     "  --queue N            whole requests waiting for one of them; more are answered\n"
     "                       503 with Retry-After (default 16)\n"
     "  --max-connections N  open at once, in all (default 512); --max-per-peer N: from\n"
     "                       one address (default 64).  At either, a new one takes the\n"
-    "                       place of the oldest still sending its head, or gets 503\n"
+    "                       place of the one still sending its head that has been\n"
+    "                       silent longest, or gets 503\n"
     "  --timeout N          a request's head within N s, its body at 1 kB/s after N s,\n"
     "                       and no N s without a byte (408 otherwise; default 30)\n"
-    "  --api-key KEY        transcription needs \"Authorization: Bearer KEY\" (repeatable)\n"
+    "  --api-key KEY        transcription and the job API need \"Authorization: Bearer\n"
+    "                       KEY\" (repeatable)\n"
     "  --api-key-file FILE  the keys in FILE, one a line (kept out of the process list)\n"
     "  --cors ORIGIN        browsers may call from ORIGIN (https://app.example, or * for\n"
     "                       any): Access-Control-Allow-Origin, OPTIONS preflights answered\n"
@@ -60,88 +76,22 @@ enum { MAX_KEYS = 16, MAX_KEY_LEN = 256 };
 typedef struct server {
     cli_options o;
     const char *host;
-    int port, listener, max_upload_mb;
+    int port, listener, max_upload_mb, max_buffered_mb;
     conn_limits limits;
     hark_model *model;
     hark_params params;
     char *keys[MAX_KEYS]; /* API keys; none: no authentication */
     char cors[300];       /* "Access-Control-Allow-Origin: ...\r\n", or "" */
     int n_keys;
+    serve_jobs *jobs;     /* POST /v1/jobs's */
+    char *page;           /* GET /'s */
+    size_t page_len;
 } server;
-
-/* An error as OpenAI's API words one: {"error": {"message": ..., "type": ...}}. */
-static void respond_error(conn *c, int status, const char *extra, const char *message)
-{
-    cJSON *root = cJSON_CreateObject(), *err = cJSON_AddObjectToObject(root, "error");
-    cJSON_AddStringToObject(err, "message", message);
-    cJSON_AddStringToObject(err, "type", status >= 500 ? "server_error" : "invalid_request_error");
-    if (status == 401)
-        cJSON_AddStringToObject(err, "code", "invalid_api_key");
-    char *body = cJSON_PrintUnformatted(root);
-    const char *text = body ? body : "{\"error\":{\"message\":\"out of memory\"}}";
-    conn_answer(c, status, extra, "application/json", text, strlen(text));
-    free(body);
-    cJSON_Delete(root);
-}
-
-static int error_status(conn *c, int status, const char *message)
-{
-    respond_error(c, status, NULL, message);
-    return status;
-}
-
-/* The upload under a temporary name (what it is comes from its bytes, for
- * libsndfile and ffmpeg alike, not its name); returns 0, the path in path. */
-static int save_upload(const form_field *f, char *path, size_t n)
-{
-    const char *tmp = getenv("TMPDIR");
-    snprintf(path, n, "%s/hark-upload-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return -1;
-    size_t at = 0;
-    while (at < f->len) {
-        ssize_t w = write(fd, f->data + at, f->len - at);
-        if (w <= 0)
-            break;
-        at += (size_t)w;
-    }
-    close(fd);
-    if (at < f->len)
-        unlink(path);
-    return at < f->len ? -1 : 0;
-}
-
-/* The context's error with the temporary file's name replaced by the upload's. */
-static void upload_error(const hark_context *ctx, const char *tmp, const char *name, char *out,
-                         size_t n)
-{
-    const char *e = hark_last_error(ctx);
-    size_t k = strlen(tmp);
-    if (strncmp(e, tmp, k) == 0)
-        snprintf(out, n, "%s%s", *name ? name : "the uploaded file", e + k);
-    else
-        snprintf(out, n, "%s", e);
-}
 
 /* should_abort: the peer is gone, or the server is to stop at once. */
 static int stop_transcribing(void *user)
 {
     return conn_stopping_now() || conn_peer_gone(user);
-}
-
-/* The form's file and fields into p; NULL, or why the request is refused (400). */
-static const char *read_form(const server *s, const http_request *r, form_field *file,
-                             request_options *q, hark_params *p)
-{
-    const char *bad = http_form_field(r, "file", file)
-                          ? "the body holds no \"file\": send multipart/form-data with the audio "
-                            "as its \"file\" field"
-                          : serve_request_options(r, q, p);
-    p->translate |= !strcmp(r->path, "/v1/audio/translations");
-    if (!bad && p->translate && !hark_model_is_multilingual(s->model))
-        bad = "this server's model is English-only: it cannot translate";
-    return bad;
 }
 
 /* POST /inference, /v1/audio/transcriptions, /v1/audio/translations: on a worker. */
@@ -153,42 +103,36 @@ static int transcribe(void *app, conn *c)
     request_options q;
     hark_params p = s->params;
     char path[512], msg[700];
-    const char *bad = read_form(s, r, &file, &q, &p);
+    const char *bad = serve_upload_options(r, s->model, &file, &q, &p);
     if (bad)
-        return error_status(c, 400, bad);
-    if (save_upload(&file, path, sizeof path))
-        return error_status(c, 500, "cannot store the upload in the temporary directory");
+        return serve_error(c, 400, bad);
+    if (serve_save_upload(&file, path, sizeof path))
+        return serve_error(c, 500, "cannot store the upload in the temporary directory");
+    conn_drop_body(c); /* stored: the memory goes back for other uploads */
     p.callbacks.should_abort = stop_transcribing;
     p.callbacks.should_abort_user = c;
     hark_context *ctx = hark_context_new(s->model, &p);
     int rc = ctx ? hark_transcribe_file(ctx, path) : HARK_ERR_NOMEM;
     unlink(path);
-    int status = rc == 0 ? 200 : rc == HARK_ERR_NOMEM ? 500 : 400;
+    int status = 200;
     if (rc == HARK_ERR_ABORTED && !conn_stopping_now()) {
         status = 499; /* nginx's "client closed request", for the log: nobody to answer */
     } else if (rc == HARK_ERR_ABORTED) {
-        status = error_status(c, 503, "the server is stopping: send the file again later");
+        status = serve_error(c, 503, "the server is stopping: send the file again later");
     } else if (rc) {
-        if (ctx)
-            upload_error(ctx, path, file.filename, msg, sizeof msg);
-        error_status(c, status, ctx ? msg : "out of memory");
+        status = serve_failure(ctx, rc, &p, path, file.filename, msg, sizeof msg);
+        serve_error(c, status, msg);
     } else {
         const char *type;
         char *body = serve_render(ctx, q.format, &p, &s->o.layout, &type);
         if (body)
             conn_answer(c, 200, NULL, type, body, strlen(body));
         else
-            status = error_status(c, 500, "out of memory");
+            status = serve_error(c, 500, "out of memory");
         free(body);
     }
     hark_context_free(ctx);
     return status;
-}
-
-static int is_transcription(const char *path)
-{
-    return !strcmp(path, "/inference") || !strcmp(path, "/v1/audio/transcriptions") ||
-           !strcmp(path, "/v1/audio/translations");
 }
 
 /* a == b, in a time that tells nothing of where they first differ. */
@@ -223,24 +167,11 @@ static const char *unauthorized(void *app, const http_request *r)
     return match ? NULL : "incorrect API key";
 }
 
-/* GET /: a page to try the server from a browser, as whisper.cpp's server has (a
- * form cannot send an API key: with --api-key it is answered 401). */
-static const char HOME_PAGE[] =
-    "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>hark serve</title></head>\n"
-    "<body><h1>hark serve</h1>\n"
-    "<form action=\"/inference\" method=\"post\" enctype=\"multipart/form-data\">\n"
-    "<p><input type=\"file\" name=\"file\" accept=\"audio/*,video/*\" required></p>\n"
-    "<p><select name=\"response_format\"><option>text</option><option>json</option>"
-    "<option>verbose_json</option><option>srt</option><option>vtt</option>"
-    "<option>tsv</option></select> <input type=\"submit\" value=\"Transcribe\"></p>\n"
-    "</form>\n<pre>curl -F file=@talk.wav http://HOST:PORT/inference\n"
-    "curl -F file=@talk.wav -F response_format=srt http://HOST:PORT/v1/audio/transcriptions"
-    "</pre>\n</body></html>\n";
-
+/* GET /: the studio page (studio.c; it asks for the key itself, at the API's 401). */
 static int home(void *app, conn *c)
 {
-    (void)app;
-    conn_answer(c, 200, NULL, "text/html; charset=utf-8", HOME_PAGE, sizeof HOME_PAGE - 1);
+    const server *s = app;
+    conn_answer(c, 200, NULL, "text/html; charset=utf-8", s->page, s->page_len);
     return 200;
 }
 
@@ -251,16 +182,11 @@ static int health(void *app, conn *c)
     return 200;
 }
 
-/* What no route takes: 405 for a known path, 404 for the others. */
-static int unrouted(void *app, conn *c)
+static int unrouted(void *app, conn *c);
+
+static int is_job_api(const char *path)
 {
-    (void)app;
-    const char *path = conn_request(c)->path;
-    if (is_transcription(path) || !strcmp(path, "/health"))
-        return error_status(c, 405, "method not allowed: POST /inference, "
-                            "/v1/audio/transcriptions and /v1/audio/translations, GET /health");
-    return error_status(c, 404, "no such endpoint: POST /inference, POST /v1/audio/transcriptions, "
-                        "POST /v1/audio/translations, GET /health");
+    return !strncmp(path, "/v1/jobs", 8) || !strcmp(path, "/v1/options");
 }
 
 /* OPTIONS, a browser's preflight (with --cors; 405 without): what it may send
@@ -270,26 +196,91 @@ static int preflight(void *app, conn *c)
     const server *s = app;
     if (!*s->cors)
         return unrouted(app, c);
-    conn_answer(c, 204, "Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n"
-                "Access-Control-Allow-Headers: authorization, content-type\r\n"
-                "Access-Control-Max-Age: 600\r\n", "text/plain", "", 0);
+    conn_answer(c, 204, is_job_api(conn_request(c)->path)
+                ? "Access-Control-Allow-Methods: GET, POST, DELETE, OPTIONS\r\n"
+                  "Access-Control-Allow-Headers: authorization, content-type\r\n"
+                  "Access-Control-Max-Age: 600\r\n"
+                : "Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n"
+                  "Access-Control-Allow-Headers: authorization, content-type\r\n"
+                  "Access-Control-Max-Age: 600\r\n", "text/plain", "", 0);
     return 204;
 }
 
-/* The routes: a transcription, on a worker once its body is in (and its key
- * checked before); the rest, short and bodiless, answered on the connection
- * thread.  Another endpoint is a line here. */
+/* The job API's handlers (serve_jobs.c), given this server's jobs. */
+static int job_post(void *app, conn *c)
+{
+    return jobs_post(((server *)app)->jobs, c);
+}
+
+static int job_get(void *app, conn *c)
+{
+    return jobs_get(((server *)app)->jobs, c);
+}
+
+static int job_delete(void *app, conn *c)
+{
+    return jobs_delete(((server *)app)->jobs, c);
+}
+
+static int job_result(void *app, conn *c)
+{
+    return jobs_result(((server *)app)->jobs, c);
+}
+
+static int job_explain(void *app, conn *c)
+{
+    return jobs_explain(((server *)app)->jobs, c);
+}
+
+static int job_options(void *app, conn *c)
+{
+    return jobs_options(((server *)app)->jobs, c);
+}
+
+/* The routes: a transcription and a window's explain, on a worker once the body
+ * is in (and the key checked before); the rest answered on the connection thread
+ * (a job's POST there too: its transcription is queued for a worker, with no
+ * connection waiting on it).  Another endpoint is a line here. */
 static const conn_route ROUTES[] = {
     {"POST", "/inference", CONN_WORKER | CONN_KEY, transcribe},
     {"POST", "/v1/audio/transcriptions", CONN_WORKER | CONN_KEY, transcribe},
     {"POST", "/v1/audio/translations", CONN_WORKER | CONN_KEY, transcribe},
+    {"POST", "/v1/jobs", CONN_KEY, job_post},
+    {"GET", "/v1/jobs/*", CONN_KEY, job_get},
+    {"DELETE", "/v1/jobs/*", CONN_KEY, job_delete},
+    {"GET", "/v1/jobs/*/result", CONN_KEY, job_result},
+    {"POST", "/v1/jobs/*/explain", CONN_WORKER | CONN_KEY, job_explain},
+    {"GET", "/v1/options", CONN_KEY, job_options},
     {"GET", "/health", 0, health},
     {"GET", "/", 0, home},
     {"OPTIONS", "/inference", 0, preflight},
     {"OPTIONS", "/v1/audio/transcriptions", 0, preflight},
     {"OPTIONS", "/v1/audio/translations", 0, preflight},
+    {"OPTIONS", "/v1/jobs", 0, preflight},
+    {"OPTIONS", "/v1/jobs/*", 0, preflight},
+    {"OPTIONS", "/v1/jobs/*/result", 0, preflight},
+    {"OPTIONS", "/v1/jobs/*/explain", 0, preflight},
+    {"OPTIONS", "/v1/options", 0, preflight},
     {"OPTIONS", "/health", 0, preflight},
 };
+
+/* What no route takes: 405 for a path that some route has, 404 for the others. */
+static int unrouted(void *app, conn *c)
+{
+    (void)app;
+    const char *path = conn_request(c)->path;
+    int known = 0;
+    for (size_t i = 0; i < sizeof ROUTES / sizeof *ROUTES; i++)
+        known |= conn_path_matches(ROUTES[i].path, path);
+    if (known && is_job_api(path))
+        return serve_error(c, 405, "method not allowed: POST /v1/jobs, GET or DELETE /v1/jobs/ID, "
+                           "GET /v1/jobs/ID/result, POST /v1/jobs/ID/explain, GET /v1/options");
+    if (known)
+        return serve_error(c, 405, "method not allowed: POST /inference, "
+                           "/v1/audio/transcriptions and /v1/audio/translations, GET /health");
+    return serve_error(c, 404, "no such endpoint: POST /inference, POST /v1/audio/transcriptions, "
+                       "POST /v1/audio/translations, GET /health, the job API (docs/serving.md)");
+}
 
 /* A socket bound to addr and listening; -1 with errno set if not. */
 static int bound_socket(const struct addrinfo *addr)
@@ -360,7 +351,7 @@ static void serve(server *s)
 {
     s->limits.workers = s->o.jobs > 0 ? s->o.jobs : 1;
     conn_app app = {.app = s, .routes = ROUTES, .n_routes = sizeof ROUTES / sizeof *ROUTES,
-                    .unrouted = unrouted, .unauthorized = unauthorized, .error = respond_error,
+                    .unrouted = unrouted, .unauthorized = unauthorized, .error = serve_respond_error,
                     .quiet = s->o.quiet};
     conn_serve(s->listener, &s->limits, &app);
 }
@@ -374,6 +365,8 @@ static int *int_option(server *s, const char *a, int *lo, int *hi)
         return *lo = 0, *hi = 65535, &s->port;
     if (!strcmp(a, "--max-upload-mb"))
         return *lo = 1, *hi = 4096, &s->max_upload_mb;
+    if (!strcmp(a, "--max-buffered-mb"))
+        return *lo = 1, *hi = 1 << 20, &s->max_buffered_mb;
     if (!strcmp(a, "--timeout"))
         return *lo = 1, *hi = 3600, &s->limits.timeout_s;
     if (!strcmp(a, "--queue"))
@@ -464,15 +457,16 @@ static int parse(server *s, int argc, char **argv)
             }
             snprintf(s->cors, sizeof s->cors, "Access-Control-Allow-Origin: %s\r\n", v);
             i++;
-        }
-        else if (number) {
+        } else if (number) {
             if (cli_int_arg(v, lo, hi, number)) {
                 fprintf(stderr, "hark: bad value for %s: %s (see hark --help)\n", a, v);
                 return 2;
             }
             i++;
         } else {
-            int r = cli_parse_common(&s->o, argc, argv, &i);
+            int r = !strcmp(a, "--max-duration") /* the option table's, as hark FILE's */
+                        ? cli_parse_option(&s->o, argc, argv, &i, CLI_FILES)
+                        : cli_parse_common(&s->o, argc, argv, &i);
             if (r < 0)
                 return 2;
             if (r == 0) {
@@ -491,30 +485,64 @@ static void free_keys(server *s)
     s->n_keys = 0;
 }
 
+/* The limits on bodies: each (--max-upload-mb) and all held at once
+ * (--max-buffered-mb, by default as many as the workers and the queue hold);
+ * -1 when the total could never take one. */
+static int body_limits(server *s)
+{
+    int workers = s->o.jobs > 0 ? s->o.jobs : 1;
+    size_t mb = s->max_buffered_mb ? (size_t)s->max_buffered_mb
+                                   : (size_t)(workers + s->limits.queue) * (size_t)s->max_upload_mb;
+    if (mb < (size_t)s->max_upload_mb) {
+        fprintf(stderr, "hark: serve: --max-buffered-mb %d is under --max-upload-mb %d: an upload "
+                "that large could never be taken\n", s->max_buffered_mb, s->max_upload_mb);
+        return -1;
+    }
+    s->limits.max_body = (size_t)s->max_upload_mb << 20;
+    s->limits.max_buffered = mb << 20;
+    return 0;
+}
+
+/* The job table and the page, made once; -1 when out of memory. */
+static int open_jobs(server *s)
+{
+    jobs_config jc = {s->model, &s->params, &s->o.layout, s->limits.max_body};
+    s->jobs = jobs_new(&jc);
+    s->page = studio_page(&s->page_len);
+    if (s->jobs && s->page)
+        return 0;
+    fprintf(stderr, "hark: serve: out of memory\n");
+    return -1;
+}
+
 int cli_serve_main(int argc, char **argv)
 {
     server s = {.host = "127.0.0.1", .port = 8080, .max_upload_mb = 256,
                 .limits = {.timeout_s = 30, .queue = 16, .max_connections = 512, .max_per_peer = 64}};
     cli_default_options(&s.o);
     int rc = parse(&s, argc, argv);
+    if (!rc && body_limits(&s))
+        rc = 2;
     if (rc) {
         free_keys(&s);
         return rc < 0 ? 0 : rc; /* -1: --help */
     }
-    s.limits.max_body = (size_t)s.max_upload_mb << 20;
     cli_default_threads(&s.o);
     hark_vad *vad;
     s.listener = -1;
     if ((s.model = cli_load_models(&s.o, &vad))) {
         s.params = s.o.params;
         s.params.vad.model = vad;
-        s.listener = listen_on(&s);
+        if (!open_jobs(&s))
+            s.listener = listen_on(&s);
         http_always_send(s.cors);
     }
     if (s.listener >= 0) {
         serve(&s);
         close(s.listener);
     }
+    jobs_free(s.jobs);
+    free(s.page);
     if (s.model) {
         hark_model_free(s.model);
         hark_vad_free(vad);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "option_table.h"
 #include "serve_api.h"
@@ -166,6 +167,107 @@ const char *serve_request_options(const http_request *r, request_options *q, har
     return bad ? bad : whispercpp_fields(r, q, p);
 }
 
+const char *serve_upload_options(const http_request *r, const hark_model *m, form_field *file,
+                                 request_options *q, hark_params *p)
+{
+    if (http_form_field(r, "file", file))
+        return "the body holds no \"file\": send multipart/form-data with the audio as its "
+               "\"file\" field";
+    const char *bad = serve_request_options(r, q, p);
+    int vad, rc = bad ? 0 : bool_field(r, "vad", &vad, q);
+    if (rc < 0)
+        return q->why;
+    if (rc > 0 && vad && !p->vad.model)
+        return "this server has no VAD model: start hark serve with --vad";
+    if (rc > 0 && !vad)
+        p->vad.model = NULL;
+    p->translate |= !strcmp(r->path, "/v1/audio/translations");
+    if (!bad && p->translate && !hark_model_is_multilingual(m))
+        bad = "this server's model is English-only: it cannot translate";
+    return bad;
+}
+
+int serve_save_upload(const form_field *f, char *path, size_t n)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, n, "%s/hark-upload-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    size_t at = 0;
+    while (at < f->len) {
+        ssize_t w = write(fd, f->data + at, f->len - at);
+        if (w <= 0)
+            break;
+        at += (size_t)w;
+    }
+    close(fd);
+    if (at < f->len)
+        unlink(path);
+    return at < f->len ? -1 : 0;
+}
+
+int serve_failure(const hark_context *ctx, int rc, const hark_params *p, const char *tmp,
+                  const char *name, char *out, size_t n)
+{
+    const char *upload = *name ? name : "the uploaded file";
+    if (!ctx || rc == HARK_ERR_NOMEM)
+        return snprintf(out, n, "out of memory"), 500;
+    if (rc == HARK_ERR_TOO_LONG) /* the library's message tells of a transcript kept */
+        return snprintf(out, n, "%s: longer than this server's --max-duration (%g s)", upload,
+                        p->max_duration), 413;
+    const char *e = hark_last_error(ctx);
+    size_t k = strlen(tmp);
+    if (strncmp(e, tmp, k) == 0)
+        snprintf(out, n, "%s%s", upload, e + k);
+    else
+        snprintf(out, n, "%s", e);
+    return 400;
+}
+
+void serve_respond_error(conn *c, int status, const char *extra, const char *message)
+{
+    cJSON *root = cJSON_CreateObject(), *err = cJSON_AddObjectToObject(root, "error");
+    cJSON_AddStringToObject(err, "message", message);
+    cJSON_AddStringToObject(err, "type", status >= 500 ? "server_error" : "invalid_request_error");
+    if (status == 401)
+        cJSON_AddStringToObject(err, "code", "invalid_api_key");
+    char *body = cJSON_PrintUnformatted(root);
+    const char *text = body ? body : "{\"error\":{\"message\":\"out of memory\"}}";
+    conn_answer(c, status, extra, "application/json", text, strlen(text));
+    free(body);
+    cJSON_Delete(root);
+}
+
+int serve_error(conn *c, int status, const char *message)
+{
+    serve_respond_error(c, status, NULL, message);
+    return status;
+}
+
+int serve_respond_json(conn *c, int status, cJSON *root)
+{
+    char *body = root ? cJSON_PrintUnformatted(root) : NULL;
+    if (body)
+        conn_answer(c, status, NULL, "application/json", body, strlen(body));
+    else
+        status = serve_error(c, 500, "out of memory");
+    free(body);
+    cJSON_Delete(root);
+    return status;
+}
+
+const char *serve_content_type(const char *format)
+{
+    if (!strcmp(format, "json") || !strcmp(format, "verbose_json"))
+        return "application/json";
+    if (!strcmp(format, "vtt"))
+        return "text/vtt; charset=utf-8";
+    if (!strcmp(format, "csv"))
+        return "text/csv; charset=utf-8";
+    return "text/plain; charset=utf-8";
+}
+
 /* One segment as OpenAI's verbose_json has it (tokens as ids). */
 static cJSON *api_segment(const hark_context *ctx, int i)
 {
@@ -223,17 +325,14 @@ static char *verbose_json(const hark_context *ctx, const hark_params *p)
 char *serve_render(const hark_context *ctx, const char *format, const hark_params *p,
                    const hark_output_params *layout, const char **content_type)
 {
-    *content_type = "text/plain; charset=utf-8";
-    if (strcmp(format, "verbose_json") == 0) {
-        *content_type = "application/json";
+    *content_type = serve_content_type(format);
+    if (strcmp(format, "verbose_json") == 0)
         return verbose_json(ctx, p);
-    }
     if (strcmp(format, "json") == 0) {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "text", hark_text(ctx));
         char *s = cJSON_PrintUnformatted(root);
         cJSON_Delete(root);
-        *content_type = "application/json";
         return s;
     }
     if (strcmp(format, "text") == 0) {
@@ -243,9 +342,5 @@ char *serve_render(const hark_context *ctx, const char *format, const hark_param
             snprintf(s, len + 2, "%s\n", hark_text(ctx));
         return s;
     }
-    if (strcmp(format, "vtt") == 0)
-        *content_type = "text/vtt; charset=utf-8";
-    else if (strcmp(format, "csv") == 0)
-        *content_type = "text/csv; charset=utf-8";
     return hark_format_output(ctx, format, layout);
 }

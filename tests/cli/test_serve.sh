@@ -82,7 +82,7 @@ err "language" 400 'sample01-en-us.wav: unknown language \"klingon\": a Whisper 
     -F file=@$S1 -F language=klingon "$URL/inference"
 expect_eq "language=English" "$(post -F file=@$S1 -F language=English "$URL/inference"):$(cat "$TMP/body")" \
     "200:{\"text\":$(grep -o '^{"text":"[^"]*"' "$TMP/cli.json" | cut -c9-)}"
-err "unknown path" 404 "no such endpoint: POST /inference, POST /v1/audio/transcriptions, POST /v1/audio/translations, GET /health" "$URL/x"
+err "unknown path" 404 "no such endpoint: POST /inference, POST /v1/audio/transcriptions, POST /v1/audio/translations, GET /health, the job API (docs/serving.md)" "$URL/x"
 err "GET /inference" 405 "method not allowed: POST /inference, /v1/audio/transcriptions and /v1/audio/translations, GET /health" \
     "$URL/inference"
 # without --cors: no preflight, no Access-Control header
@@ -135,6 +135,57 @@ expect_eq "HTTP/1.0, no Host" "$(raw "${URL##*:}" 'GET /health HTTP/1.0\r\n\r\n'
 expect_eq "still serving" "$(post "$URL/health")" 200
 logged '^hark: 127.0.0.1 GET /?\[31mred 400 (' "$TMP/log" && ok || bad "the escape logged: $(cat -v "$TMP/log")"
 expect_eq "no upload left behind" "$(ls "$TMP/up" | wc -l)" 0
+
+# --max-buffered-mb: the bodies held at once, in all.  A peer's 600 kB body holds most of
+# 1 MB (its head read, 100 Continue answered: counted from then on); another body of
+# 600 kB, with a Content-Length or chunked, is refused 503 with Retry-After, unread;
+# once the first is answered, the same body is taken.  A body stored for its
+# transcription is let go then: while a job of 820 kB is transcribed, 300 kB more fit.
+mkdir "$TMP/up7"
+TMPDIR="$TMP/up7" "$HARK" serve --port 0 --max-upload-mb 1 --max-buffered-mb 1 2>"$TMP/log7" &
+pid7=$!
+URL7=$(url_of "$TMP/log7")
+head -c 600000 /dev/zero >"$TMP/600k"
+exec 3<>"/dev/tcp/127.0.0.1/${URL7##*:}"
+printf 'POST /inference HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 600000\r\n\r\n' >&3
+read -r -t 30 line <&3 && read -r -t 30 _ <&3 # the interim answer and its blank line
+expect_eq "the first body, counted" "${line%$'\r'}" "HTTP/1.1 100 Continue"
+BUSY='{"error":{"message":"the server is busy: the uploads it holds fill --max-buffered-mb; try again later","type":"server_error"}}'
+expect_eq "a second body past --max-buffered-mb" \
+    "$(post -D "$TMP/head7" --data-binary @"$TMP/600k" "$URL7/inference"):$(cat "$TMP/body")" "503:$BUSY"
+expect_eq "its Retry-After" "$(grep -i '^Retry-After:' "$TMP/head7" | tr -d '\r')" "Retry-After: 5"
+expect_eq "a chunked one past it" "$(post -H "Transfer-Encoding: chunked" --data-binary @"$TMP/600k" \
+    "$URL7/inference"):$(cat "$TMP/body")" "503:$BUSY"
+cat "$TMP/600k" >&3
+expect_eq "the first answered" "$(timeout 30 head -n 1 <&3 | tr -d '\r')" "HTTP/1.1 400 Bad Request"
+exec 3<&-
+NOFILE='the body holds no \"file\": send multipart/form-data with the audio as its \"file\" field'
+err "then the second is taken" 400 "$NOFILE" --data-binary @"$TMP/600k" "$URL7/inference"
+sox samples/long-espeak-en-us.wav "$TMP/long.ogg"; sox "$TMP/long.ogg" "$TMP/long.ogg" "$TMP/long.ogg" "$TMP/long3.ogg"
+expect_eq "a job of $(($(stat -c %s "$TMP/long3.ogg") / 1000)) kB" "$(post -F file=@"$TMP/long3.ogg" "$URL7/v1/jobs")" 202
+JOB=$(grep -o '[0-9a-f]\{32\}' "$TMP/body")
+for _ in $(seq 300); do grep -q '"state":"queued"' <(curl -s "$URL7/v1/jobs/$JOB") || break; sleep 0.1; done
+head -c 300000 /dev/zero >"$TMP/300k"
+err "300 kB beside its transcription" 400 "$NOFILE" --data-binary @"$TMP/300k" "$URL7/inference"
+curl -s -X DELETE "$URL7/v1/jobs/$JOB" >/dev/null
+kill -TERM $pid7; wait $pid7; expect_eq "--max-buffered-mb: SIGTERM" $? 0
+# --max-duration: longer audio is refused 413, naming the limit, as /inference and as a job
+TMPDIR="$TMP/up7" "$HARK" serve --port 0 --max-duration 2 2>"$TMP/log8" &
+pid8=$!
+URL8=$(url_of "$TMP/log8")
+err "past --max-duration" 413 "sample01-en-us.wav: longer than this server's --max-duration (2 s)" \
+    -F file=@$S1 "$URL8/inference"
+expect_eq "a job past it" "$(post -F file=@$S1 "$URL8/v1/jobs")" 202
+JOB=$(grep -o '[0-9a-f]\{32\}' "$TMP/body")
+logged "^hark: 127.0.0.1 JOB /v1/jobs/$JOB 413 (" "$TMP/log8" && ok || bad "the job's 413 not logged: $(tail -n 2 "$TMP/log8")"
+curl -s "$URL8/v1/jobs/$JOB" >"$TMP/job8"
+expect_eq "its state and error" "$(grep -o '"state":"[a-z]*"' "$TMP/job8"),$(grep -o '"error":"[^"]*"' "$TMP/job8")" \
+    "\"state\":\"failed\",\"error\":\"sample01-en-us.wav: longer than this server's --max-duration (2 s)\""
+kill -TERM $pid8; wait $pid8; expect_eq "--max-duration: SIGTERM" $? 0
+expect_eq "no upload left behind (7, 8)" "$(ls "$TMP/up7" | wc -l)" 0
+grep -q 'Sanitizer' "$TMP/log7" "$TMP/log8" && bad "sanitizer: $(grep -A5 Sanitizer "$TMP/log7" "$TMP/log8" | head)" || ok
+"$HARK" serve --max-buffered-mb 100 2>"$TMP/err"; expect_eq "--max-buffered-mb under --max-upload-mb" "$?:$(cat "$TMP/err")" \
+    "2:hark: serve: --max-buffered-mb 100 is under --max-upload-mb 256: an upload that large could never be taken"
 
 # -j 2: a peer that connects and sends nothing holds one worker (for its 30 s), the
 # other answers meanwhile (curl gives up after 10 s, long before the first is freed)
@@ -249,8 +300,8 @@ expect_eq "over-size, no key: 401 first" "$(raw "${URL3##*:}" 'POST /inference H
 expect_eq "over-size, a key: 413" "$(raw "${URL3##*:}" 'POST /inference HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k-arg\r\nContent-Length: 999999999999\r\n\r\n' | cut -d'|' -f1)" \
     "HTTP/1.1 413 Content Too Large"
 expect_eq "/health without a key" "$(post "$URL3/health")" 200
-# --max-per-peer 2: a third connection takes the place of the oldest still sending its head,
-# which is answered 503 with Retry-After
+# --max-per-peer 2: a third connection takes the place of the one still sending its head
+# that has been silent the longest, which is answered 503 with Retry-After
 exec 5<>"/dev/tcp/127.0.0.1/${URL3##*:}"; printf 'GET /health HTTP/1.1\r\n' >&5
 exec 6<>"/dev/tcp/127.0.0.1/${URL3##*:}"; printf 'GET /health HTTP/1.1\r\n' >&6
 expect_eq "a third connection" "$(post "$URL3/health")" 200
@@ -264,6 +315,11 @@ expect_eq "--cors: a preflight" "$(headers -X OPTIONS -H 'Origin: https://app.ex
     -H 'Access-Control-Request-Method: POST' -H 'Access-Control-Request-Headers: authorization' \
     "$URL3/v1/audio/transcriptions")" "HTTP/1.1 204 No Content|Access-Control-Allow-Origin: https://app.example|\
 Access-Control-Allow-Methods: GET, POST, OPTIONS|Access-Control-Allow-Headers: authorization, content-type|\
+Access-Control-Max-Age: 600|"
+expect_eq "--cors: a job's preflight" "$(headers -X OPTIONS -H 'Origin: https://app.example' \
+    -H 'Access-Control-Request-Method: DELETE' "$URL3/v1/jobs/0123")" \
+    "HTTP/1.1 204 No Content|Access-Control-Allow-Origin: https://app.example|\
+Access-Control-Allow-Methods: GET, POST, DELETE, OPTIONS|Access-Control-Allow-Headers: authorization, content-type|\
 Access-Control-Max-Age: 600|"
 expect_eq "--cors: a 401" "$(headers -F file=@$S1 "$URL3/inference")" \
     "HTTP/1.1 401 Unauthorized|Access-Control-Allow-Origin: https://app.example|"
@@ -310,10 +366,12 @@ printf '\n  \n' >"$TMP/nokeys"
 # answers within 1 s and an upload within its usual time and a second; half-closed
 # requests are answered; 100 uploads at once are each answered right or 503; after it
 # all the server's memory is as before (10 MB) and no upload is left behind.
-# (Under the sanitizers, 4 times slower: the deadlines scaled, and 50 drips.)
+# (Under the sanitizers, 4 times slower: the deadlines scaled, 50 drips, 40 uploads, and
+# a storm of 32 s, which the checks in it take well under.)
 PEERS=${PEERS:-build/tests/peers}
 if [ -x "$PEERS" ]; then
-    slow=1 drips=200; [ -n "${HARK_SANITIZED:-}" ] && slow=4 drips=50
+    slow=1 drips=200 uploads=100 storm_s=12
+    [ -n "${HARK_SANITIZED:-}" ] && slow=4 drips=50 uploads=40 storm_s=32
     mkdir "$TMP/up5"
     TMPDIR="$TMP/up5" "$HARK" serve --port 0 -j 2 --queue 8 --timeout 5 --api-key k5 2>"$TMP/log5" &
     pid5=$!
@@ -322,7 +380,7 @@ if [ -x "$PEERS" ]; then
     t0=$(ms); post -H "Authorization: Bearer k5" -F file=@$S1 "$URL5/inference" >/dev/null; usual=$(($(ms) - t0))
     rss() { awk '/^VmRSS/ { print $2 }' /proc/$pid5/status; }
     rss0=$(rss)
-    "$PEERS" storm "${URL5##*:}" $drips 4 $((12 * slow)) k5 >"$TMP/storm" &
+    "$PEERS" storm "${URL5##*:}" $drips 4 $storm_s k5 >"$TMP/storm" &
     stormer=$!
     sleep $((3 * slow))
     for i in 1 2 3; do
@@ -346,20 +404,20 @@ if [ -x "$PEERS" ]; then
     grep -q "^dripping heads opened [0-9]*, slow bodies opened 4$" "$TMP/storm" && ok || bad "the storm: $(cat "$TMP/storm")"
     # 100 uploads at once: each answered with the transcript, or 503 with Retry-After
     # (100 curls: curl's own --parallel sends its uploads a few at a time)
-    many=(); for i in $(seq 100); do
+    many=(); for i in $(seq $uploads); do
         curl -s -H "Authorization: Bearer k5" -F file=@$S1 -D "$TMP/p_$i.head" -o "$TMP/p_$i" "$URL5/inference" &
         many+=($!)
     done
     wait "${many[@]}"
     right=0 busy=0
-    for i in $(seq 100); do
+    for i in $(seq $uploads); do
         code=$(head -n 1 "$TMP/p_$i.head" | cut -d' ' -f2)
         if [ "$code:$(cat "$TMP/p_$i")" == "$want_text" ]; then right=$((right + 1))
         elif [ "$code" == 503 ] && grep -q '^Retry-After: 5' "$TMP/p_$i.head"; then busy=$((busy + 1))
-        else bad "upload $i of 100: $code $(head -c 200 "$TMP/p_$i")"; fi
+        else bad "upload $i of $uploads: $code $(head -c 200 "$TMP/p_$i")"; fi
     done
-    expect_eq "100 uploads: answered or 503" $((right + busy)) 100
-    [ $right -ge 2 ] && ok || bad "100 uploads: only $right transcribed"
+    expect_eq "$uploads uploads: answered or 503" $((right + busy)) $uploads
+    [ $right -ge 2 ] && ok || bad "$uploads uploads: only $right transcribed"
     sleep 1 # the last lingering closes
     rss1=$(rss)
     # (ASan keeps freed memory in its quarantine, 256 MB: there, LeakSanitizer's report at
@@ -396,6 +454,8 @@ fi
     "2:hark: bad value for --port: 70000 (see hark --help)"
 "$HARK" serve --timeout 0 2>"$TMP/err"; expect_eq "--timeout 0" "$?:$(cat "$TMP/err")" \
     "2:hark: bad value for --timeout: 0 (see hark --help)"
+"$HARK" serve --max-duration x 2>"$TMP/err"; expect_eq "--max-duration x" "$?:$(cat "$TMP/err")" \
+    "2:hark: --max-duration takes seconds (0: no limit) (see hark --help)"
 "$HARK" serve --nope 2>"$TMP/err"; expect_eq "serve --nope" "$?:$(cat "$TMP/err")" \
     "2:hark: serve: unknown option --nope (see hark serve --help)"
 "$HARK" serve --convert 2>"$TMP/err"; expect_eq "serve --convert (whisper.cpp's)" "$?:$(cat "$TMP/err")" \

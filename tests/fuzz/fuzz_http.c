@@ -42,6 +42,7 @@ static void whole(const http_reader *rd, size_t max)
     CHECK(r->body_len <= max && r->body && r->body[r->body_len] == 0);
     CHECK(r->chunked || r->body_len == r->content_length);
     CHECK(strlen(r->path) < sizeof r->path && r->path[0]);
+    CHECK(strlen(r->query) < sizeof r->query && !strchr(r->query, ' '));
     fields(r);
     size_t len;
     char *answer = http_response(200, NULL, "text/plain", r->body, r->body_len, &len);
